@@ -1,0 +1,147 @@
+// Package plan computes the difference between the desired and the live model, checks
+// the invariants, and holds the result as a value: the plan document. It never does I/O.
+package plan
+
+import "encoding/json"
+
+// FormatVersion is the version of the plan document.
+const FormatVersion = "1"
+
+// Action is what a change does to one object. The set is closed.
+type Action string
+
+// The actions.
+const (
+	ActCreate  Action = "create"
+	ActUpdate  Action = "update"
+	ActDelete  Action = "delete"
+	ActReplace Action = "replace"
+	ActAdopt   Action = "adopt"
+)
+
+// Rule is how the server treats a change of one field.
+type Rule string
+
+// The field rules.
+const (
+	RuleInPlace      Rule = "in_place"
+	RuleImmutable    Rule = "immutable"
+	RuleOneWay       Rule = "one_way"
+	RuleCreateOnly   Rule = "create_only"
+	RuleSeparateStep Rule = "separate_step"
+)
+
+// Severity of a finding.
+type Severity string
+
+// The severities.
+const (
+	SevError   Severity = "error"
+	SevWarning Severity = "warning"
+)
+
+// Plan is the plan document (DESIGN.md §5). Renderers only read it; apply executes it.
+type Plan struct {
+	FormatVersion   string     `json:"format_version"`
+	NatsplanVersion string     `json:"natsplan_version"`
+	Target          Target     `json:"target"`
+	DesiredHash     string     `json:"desired_hash"`
+	Changes         []*Change  `json:"changes"`
+	Findings        []*Finding `json:"findings"`
+	Drift           []*Drift   `json:"drift"`
+	Unmanaged       []*Object  `json:"unmanaged"`
+	Summary         Summary    `json:"summary"`
+}
+
+// Target identifies the server a plan was made against.
+type Target struct {
+	URL      string `json:"url"`
+	Server   string `json:"server"`
+	Cluster  string `json:"cluster"`
+	Domain   string `json:"domain"`
+	Account  string `json:"account"`
+	APILevel int    `json:"api_level"`
+}
+
+// Change is one action on one object. Changes are listed in execution order.
+type Change struct {
+	Address string `json:"address"`
+	// Kind is stream, consumer, kv or object_store.
+	Kind string `json:"kind"`
+	// Name is the JetStream name: the stream name, or the consumer's durable name.
+	Name string `json:"name"`
+	// Stream is the consumer's stream (consumers only).
+	Stream string `json:"stream,omitempty"`
+	Action Action `json:"action"`
+	// Step is the ordering step; changes in one step may run in parallel.
+	Step   int            `json:"step"`
+	Fields []*FieldChange `json:"fields,omitempty"`
+	// Before is the normalised live config; After the config apply sends (nil on delete).
+	Before json.RawMessage `json:"before,omitempty"`
+	After  json.RawMessage `json:"after,omitempty"`
+	// LiveHash is the hash of the normalised live config ("" when the object is absent).
+	LiveHash    string `json:"live_hash"`
+	Destructive bool   `json:"destructive"`
+	// Reason explains a replace, a delete or an adopt.
+	Reason string `json:"reason,omitempty"`
+	Decl   string `json:"decl,omitempty"`
+	Group  string `json:"group,omitempty"`
+	// DependsOn lists the addresses that must succeed before this change runs.
+	DependsOn []string `json:"depends_on,omitempty"`
+}
+
+// FieldChange is one changed field.
+type FieldChange struct {
+	Path   string `json:"path"`
+	Before any    `json:"before"`
+	After  any    `json:"after"`
+	Rule   Rule   `json:"rule"`
+}
+
+// Finding is the result of an invariant check.
+type Finding struct {
+	Code     string   `json:"code"`
+	Severity Severity `json:"severity"`
+	Address  string   `json:"address"`
+	Message  string   `json:"message"`
+	Range    string   `json:"range,omitempty"`
+}
+
+// Drift is an owned object whose live config differs from the files, or is gone.
+type Drift struct {
+	Address string         `json:"address"`
+	Kind    string         `json:"kind"`
+	Status  string         `json:"status"` // changed | missing
+	Fields  []*FieldChange `json:"fields,omitempty"`
+}
+
+// Object names a live object natsplan does not manage.
+type Object struct {
+	Address string `json:"address"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Owner   string `json:"owner,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Summary counts the changes by action.
+type Summary struct {
+	Create  int `json:"create"`
+	Update  int `json:"update"`
+	Delete  int `json:"delete"`
+	Replace int `json:"replace"`
+	Adopt   int `json:"adopt"`
+}
+
+// HasChanges reports whether applying the plan would do anything.
+func (p *Plan) HasChanges() bool { return len(p.Changes) > 0 }
+
+// HasErrors reports whether any finding is an error.
+func (p *Plan) HasErrors() bool {
+	for _, f := range p.Findings {
+		if f.Severity == SevError {
+			return true
+		}
+	}
+	return false
+}
