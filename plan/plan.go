@@ -51,6 +51,8 @@ type Plan struct {
 	Drift           []*Drift   `json:"drift"`
 	Unmanaged       []*Object  `json:"unmanaged"`
 	Summary         Summary    `json:"summary"`
+	// Checksum is the sha256 of the document without it; set when the plan is saved.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // Target identifies the server a plan was made against.
@@ -88,6 +90,9 @@ type Change struct {
 	Group  string `json:"group,omitempty"`
 	// DependsOn lists the addresses that must succeed before this change runs.
 	DependsOn []string `json:"depends_on,omitempty"`
+	// Phase numbers the parts of a change the server only accepts in separate updates
+	// (placement, replicas, retention): "1/2", "2/2"; empty for a single-part change.
+	Phase string `json:"phase,omitempty"`
 }
 
 // FieldChange is one changed field.
@@ -96,6 +101,9 @@ type FieldChange struct {
 	Before any    `json:"before"`
 	After  any    `json:"after"`
 	Rule   Rule   `json:"rule"`
+	// Via names the API apply must use for this field instead of the config update:
+	// "pause" for pause_until, which the server ignores on update.
+	Via string `json:"via,omitempty"`
 }
 
 // Finding is the result of an invariant check.
@@ -105,6 +113,9 @@ type Finding struct {
 	Address  string   `json:"address"`
 	Message  string   `json:"message"`
 	Range    string   `json:"range,omitempty"`
+	// Overridable names the apply flag that accepts this error ("allow-data-loss");
+	// empty when nothing overrides it.
+	Overridable string `json:"overridable,omitempty"`
 }
 
 // Drift is an owned object whose live config differs from the files, or is gone.

@@ -1,0 +1,97 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// apiLevelNeed is the JetStream API level a field needs (the level the server stamps
+// into _nats.req.level, jetstream_versioning.go) and the first release with it.
+type apiLevelNeed struct {
+	level   int
+	release string
+}
+
+var streamLevels = map[string]apiLevelNeed{
+	"allow_msg_ttl":             {1, "v2.11.0"},
+	"subject_delete_marker_ttl": {1, "v2.11.0"},
+	"allow_msg_counter":         {2, "v2.12.0"},
+	"allow_atomic":              {2, "v2.12.0"},
+	"allow_msg_schedules":       {2, "v2.12.0"},
+	"allow_batched":             {4, "v2.14.0"},
+}
+
+var consumerLevels = map[string]apiLevelNeed{
+	"pause_until":      {1, "v2.11.0"},
+	"priority_groups":  {1, "v2.11.0"},
+	"priority_policy":  {1, "v2.11.0"},
+	"priority_timeout": {1, "v2.11.0"},
+}
+
+// checkAPILevels raises NP401 for every field a change sends that the target's API
+// level does not know.
+func (c *computer) checkAPILevels() {
+	if c.live.Target == nil {
+		return
+	}
+	have := c.live.Target.APILevel
+	for _, ch := range c.p.Changes {
+		if ch.After == nil {
+			continue
+		}
+		var cfg map[string]any
+		if err := json.Unmarshal(ch.After, &cfg); err != nil {
+			continue
+		}
+		needs := map[string]apiLevelNeed{}
+		table := streamLevels
+		if ch.Kind == "consumer" {
+			table = consumerLevels
+			if cfg["ack_policy"] == "flow_control" {
+				needs["ack_policy = \"flow_control\""] = apiLevelNeed{4, "v2.14.0"}
+			}
+			if p, _ := cfg["priority_policy"].(string); p == "none" {
+				delete(cfg, "priority_policy")
+			}
+		} else if cfg["persist_mode"] == "async" {
+			needs["persist_mode = \"async\""] = apiLevelNeed{2, "v2.12.0"}
+		}
+		for k, need := range table {
+			if v, ok := cfg[k]; ok && v != false && v != nil {
+				needs[k] = need
+			}
+		}
+		names := make([]string, 0, len(needs))
+		for n := range needs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			need := needs[n]
+			if need.level <= have {
+				continue
+			}
+			c.finding(CodeAPILevel, SevError, ch.Address, c.fieldRange(ch, n), fmt.Sprintf(
+				"%s needs JetStream API level %d (nats-server %s or newer); the target is at level %d: "+
+					"upgrade the server or remove the setting", n, need.level, need.release, have))
+		}
+	}
+}
+
+// fieldRange is the source range of a field of a declared object.
+func (c *computer) fieldRange(ch *Change, field string) string {
+	if ch.Kind == "consumer" {
+		for k, dc := range c.desired.Consumers {
+			if dc.Address() == ch.Address {
+				_ = k
+				return dc.Decl.FieldRange(topKey(field)).String()
+			}
+		}
+		return ch.Decl
+	}
+	if ds := c.desired.Streams[ch.Name]; ds != nil {
+		return ds.Decl.FieldRange(topKey(field)).String()
+	}
+	return ch.Decl
+}

@@ -1,0 +1,331 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// Options tune Compute.
+type Options struct {
+	// Version is the natsplan version written into the plan.
+	Version string
+}
+
+// Finding codes Compute itself raises (the invariant checks raise the others).
+const (
+	CodeDataLoss       = "NP301"
+	CodePurge          = "NP302"
+	CodeRefused        = "NP303"
+	CodeAPILevel       = "NP401"
+	CodeOverlap        = "NP402"
+	CodeForeignOwner   = "NP404"
+	CodePreventDestroy = "NP405"
+)
+
+// OverrideDataLoss is the apply flag (without dashes) that accepts NP301.
+const OverrideDataLoss = "allow-data-loss"
+
+// computer holds the state of one Compute call.
+type computer struct {
+	desired, live *model.Model
+	opts          Options
+	p             *Plan
+	// want are the normalised desired configs, as apply sends them.
+	want  map[string]server.StreamConfig
+	wantC map[model.ConsumerKey]server.ConsumerConfig
+	// deleted are the live streams this plan deletes.
+	deleted map[string]bool
+}
+
+// Compute diffs desired against live and returns the plan. It is pure: no I/O. live is
+// what observe read (live.Target set). Errors are for impossible inputs only; refusals
+// are Findings.
+func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
+	if desired == nil || live == nil {
+		return nil, errors.New("compute plan: both the desired and the live model are required")
+	}
+	c := &computer{
+		desired: desired, live: live, opts: opts,
+		p: &Plan{
+			FormatVersion: FormatVersion, NatsplanVersion: opts.Version,
+			Changes: []*Change{}, Findings: []*Finding{}, Drift: []*Drift{}, Unmanaged: []*Object{},
+		},
+		want:    map[string]server.StreamConfig{},
+		wantC:   map[model.ConsumerKey]server.ConsumerConfig{},
+		deleted: map[string]bool{},
+	}
+	if t := live.Target; t != nil {
+		c.p.Target = Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain,
+			Account: t.Account, APILevel: t.APILevel}
+	}
+	c.normaliseDesired()
+	c.p.DesiredHash = c.desiredHash()
+	for _, name := range desired.StreamNames() {
+		c.stream(desired.Streams[name])
+	}
+	for _, k := range desired.ConsumerKeys() {
+		c.consumer(desired.Consumers[k])
+	}
+	c.undeclared()
+	c.checkAPILevels()
+	c.checkOverlaps()
+	c.order()
+	c.summarise()
+	return c.p, nil
+}
+
+// ownership writes natsplan's metadata marks into a desired config's metadata.
+func (c *computer) ownership(md map[string]string, lc model.Lifecycle) map[string]string {
+	out := map[string]string{}
+	for k, v := range md {
+		out[k] = v
+	}
+	if c.desired.Project != "" {
+		out[model.MetaProject] = c.desired.Project
+	}
+	if lc.PreventDestroy {
+		out[model.MetaPreventDestroy] = "true"
+	}
+	return out
+}
+
+// normaliseDesired fills want and wantC: ownership metadata plus the server's defaults.
+func (c *computer) normaliseDesired() {
+	for name, s := range c.desired.Streams {
+		cfg := s.Config
+		if cfg.Name == "" {
+			cfg.Name = name
+		}
+		cfg.Metadata = c.ownership(cfg.Metadata, s.Lifecycle)
+		c.want[name] = NormalizeStream(cfg, c.live.Target)
+	}
+	// mirror_direct is the origin's allow_direct, declared or live.
+	for name, cfg := range c.want {
+		if cfg.Mirror == nil || cfg.Mirror.External != nil {
+			continue
+		}
+		if o, ok := c.want[cfg.Mirror.Name]; ok {
+			cfg.MirrorDirect = o.AllowDirect
+		} else if o := c.live.Streams[cfg.Mirror.Name]; o != nil {
+			cfg.MirrorDirect = o.Config.AllowDirect
+		}
+		c.want[name] = cfg
+	}
+	for k, dc := range c.desired.Consumers {
+		cfg := dc.Config
+		if cfg.Durable == "" && cfg.Name == "" {
+			cfg.Durable = k.Name
+		}
+		cfg.Metadata = c.ownership(cfg.Metadata, dc.Lifecycle)
+		c.wantC[k] = NormalizeConsumer(cfg, c.streamConfig(k.Stream), c.live.Target)
+	}
+}
+
+// streamConfig is the config a consumer's stream will have: declared, else live.
+func (c *computer) streamConfig(name string) *server.StreamConfig {
+	if cfg, ok := c.want[name]; ok {
+		return &cfg
+	}
+	if s := c.live.Streams[name]; s != nil {
+		cfg := s.Config
+		return &cfg
+	}
+	return nil
+}
+
+// desiredHash identifies the desired model: the project and every normalised config.
+func (c *computer) desiredHash() string {
+	doc := struct {
+		Project   string                           `json:"project"`
+		Streams   map[string]server.StreamConfig   `json:"streams"`
+		Consumers map[string]server.ConsumerConfig `json:"consumers"`
+	}{c.desired.Project, c.want, map[string]server.ConsumerConfig{}}
+	for k, cfg := range c.wantC {
+		doc.Consumers[k.String()] = cfg
+	}
+	return Hash(doc)
+}
+
+// finding records a finding.
+func (c *computer) finding(code string, sev Severity, addr, rng, msg string) *Finding {
+	f := &Finding{Code: code, Severity: sev, Address: addr, Message: msg, Range: rng}
+	c.p.Findings = append(c.p.Findings, f)
+	return f
+}
+
+// foreign reports whether a live object is owned by another project, and says so.
+func (c *computer) foreign(owner, addr string, d *model.Decl) bool {
+	if owner == "" || owner == c.desired.Project {
+		return false
+	}
+	c.finding(CodeForeignOwner, SevError, addr, d.String(), fmt.Sprintf(
+		"%s exists and is owned by project %q (metadata %s): natsplan leaves it alone; remove it from "+
+			"this project's files, rename it, or move it to this project by changing its %s metadata",
+		addr, owner, model.MetaProject, model.MetaProject))
+	return true
+}
+
+// stream plans one declared stream.
+func (c *computer) stream(ds *model.Stream) {
+	want := c.want[ds.Name]
+	addr, decl := ds.Address(), ds.Decl.String()
+	ls := c.live.Streams[ds.Name]
+	if ls == nil {
+		if want.Sealed {
+			c.finding(CodeRefused, SevError, addr, ds.Decl.FieldRange("sealed").String(),
+				"sealed can not be set when a stream is created: create it first, then set sealed = true in a later apply")
+			return
+		}
+		c.add(&Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: ActCreate,
+			After: rawJSON(want), Decl: decl})
+		return
+	}
+	if c.foreign(ls.Owner(), addr, ds.Decl) {
+		return
+	}
+	fields := diffMaps("", canonStream(ls.Config), canonStream(want))
+	if len(fields) == 0 {
+		return
+	}
+	blocked := false
+	for _, f := range fields {
+		f.Rule = streamFieldRule(f)
+		if refused(f) {
+			blocked = true
+			c.finding(CodeRefused, SevError, addr, ds.Decl.FieldRange(topKey(f.Path)).String(), streamRefusal(f))
+		}
+	}
+	if blocked {
+		return
+	}
+	action, reason := ActUpdate, ""
+	if ls.Owner() == "" {
+		action = ActAdopt
+		reason = fmt.Sprintf("exists on the server without a natsplan mark: adopting writes %s = %q", model.MetaProject, c.desired.Project)
+	}
+	c.purgeWarnings(ds, ls, fields)
+	before := liveConfig(ls.Config)
+	for _, ch := range splitStream(before, want, fields) {
+		ch.Address, ch.Kind, ch.Name, ch.Action, ch.Reason, ch.Decl = addr, string(kindOf(ds)), ds.Name, action, reason, decl
+		if ch.LiveHash == "" {
+			ch.LiveHash = Hash(ls.Config)
+		}
+		c.add(ch)
+	}
+}
+
+// liveConfig strips server-owned metadata from a live stream config.
+func liveConfig(cfg server.StreamConfig) server.StreamConfig {
+	cfg = cloneJSON(cfg)
+	cfg.Metadata = userMetadata(cfg.Metadata)
+	return cfg
+}
+
+func kindOf(s *model.Stream) model.Kind {
+	if s.Kind == "" {
+		return model.KindStream
+	}
+	return s.Kind
+}
+
+// consumer plans one declared consumer.
+func (c *computer) consumer(dc *model.Consumer) {
+	k := dc.Key()
+	want := c.wantC[k]
+	addr, decl := dc.Address(), dc.Decl.String()
+	lc := c.live.Consumers[k]
+	base := Change{Address: addr, Kind: "consumer", Name: dc.Name, Stream: dc.Stream, Decl: decl, Group: dc.Group}
+	if lc == nil {
+		ch := base
+		ch.Action, ch.After = ActCreate, rawJSON(want)
+		c.add(&ch)
+		return
+	}
+	if c.foreign(lc.Owner(), addr, dc.Decl) {
+		return
+	}
+	replicas := 1
+	if st := c.streamConfig(dc.Stream); st != nil && st.Replicas > 0 {
+		replicas = st.Replicas
+	}
+	fields := diffMaps("", canonConsumer(lc.Config, replicas), canonConsumer(want, replicas))
+	if want.PauseUntil != nil && (lc.Config.PauseUntil == nil || !lc.Config.PauseUntil.Equal(*want.PauseUntil)) {
+		var before any
+		if lc.Config.PauseUntil != nil {
+			before = lc.Config.PauseUntil.UTC()
+		}
+		fields = append(fields, &FieldChange{Path: "pause_until", Before: before, After: want.PauseUntil.UTC(), Via: "pause"})
+		sort.Slice(fields, func(i, j int) bool { return fields[i].Path < fields[j].Path })
+	}
+	if len(fields) == 0 {
+		return
+	}
+	var refusedFields []string
+	for _, f := range fields {
+		f.Rule = consumerFieldRule(f)
+		if refused(f) {
+			refusedFields = append(refusedFields, f.Path)
+		}
+	}
+	ch := base
+	ch.Fields, ch.After, ch.LiveHash = fields, rawJSON(want), Hash(lc.Config)
+	ch.Before = rawJSON(liveConsumerConfig(lc.Config))
+	switch {
+	case len(refusedFields) > 0 && dc.Lifecycle.ReplaceOnChange:
+		ch.Action, ch.Destructive = ActReplace, true
+		ch.Reason = fmt.Sprintf("%v can not change on an existing consumer; lifecycle.replace_on_change deletes and "+
+			"re-creates it: its ack state and position are lost", refusedFields)
+	case len(refusedFields) > 0:
+		for _, path := range refusedFields {
+			c.finding(CodeRefused, SevError, addr, dc.Decl.FieldRange(topKey(path)).String(),
+				fmt.Sprintf("%s can not change on an existing consumer: %s", path, consumerRecipe))
+		}
+		return
+	case lc.Owner() == "":
+		ch.Action = ActAdopt
+		ch.Reason = fmt.Sprintf("exists on the server without a natsplan mark: adopting writes %s = %q", model.MetaProject, c.desired.Project)
+	default:
+		ch.Action = ActUpdate
+	}
+	c.consumerPurgeWarning(dc, lc, fields)
+	c.add(&ch)
+}
+
+// liveConsumerConfig strips server-owned metadata from a live consumer config.
+func liveConsumerConfig(cfg server.ConsumerConfig) server.ConsumerConfig {
+	cfg = cloneJSON(cfg)
+	cfg.Metadata = userMetadata(cfg.Metadata)
+	return cfg
+}
+
+// add appends a change.
+func (c *computer) add(ch *Change) { c.p.Changes = append(c.p.Changes, ch) }
+
+// summarise counts the changes; a split change counts once.
+func (c *computer) summarise() {
+	seen := map[string]bool{}
+	for _, ch := range c.p.Changes {
+		key := string(ch.Action) + " " + ch.Address
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		switch ch.Action {
+		case ActCreate:
+			c.p.Summary.Create++
+		case ActUpdate:
+			c.p.Summary.Update++
+		case ActDelete:
+			c.p.Summary.Delete++
+		case ActReplace:
+			c.p.Summary.Replace++
+		case ActAdopt:
+			c.p.Summary.Adopt++
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// Hash returns "sha256:<hex>" of v's canonical JSON: object keys sorted, server-owned
+// metadata (_nats.*) stripped from every "metadata" object, an empty metadata dropped.
+func Hash(v any) string {
+	doc, err := toJSONValue(v)
+	if err != nil {
+		return ""
+	}
+	stripServerMeta(doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// stripServerMeta removes _nats.* keys from every "metadata" object inside v.
+func stripServerMeta(v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if m, ok := e.(map[string]any); ok && k == "metadata" {
+				for mk := range m {
+					if strings.HasPrefix(mk, model.ServerMetaPrefix) {
+						delete(m, mk)
+					}
+				}
+				if len(m) == 0 {
+					delete(x, k)
+				}
+				continue
+			}
+			stripServerMeta(e)
+		}
+	case []any:
+		for _, e := range x {
+			stripServerMeta(e)
+		}
+	}
+}
+
+// toJSONValue turns v into its generic JSON form, keeping numbers exact.
+func toJSONValue(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// canonStream is the form streams are compared in: what the server ignores is gone.
+func canonStream(c server.StreamConfig) map[string]any {
+	c = cloneJSON(c)
+	c.Metadata = userMetadata(c.Metadata)
+	sort.Strings(c.Subjects)
+	if c.Placement != nil {
+		sort.Strings(c.Placement.Tags)
+	}
+	if c.Mirror != nil {
+		// The server overwrites it with the origin's allow_direct.
+		c.MirrorDirect = false
+		utcTime(c.Mirror.OptStartTime)
+	}
+	for _, s := range c.Sources {
+		if s != nil {
+			utcTime(s.OptStartTime)
+		}
+	}
+	return mapOf(c)
+}
+
+// canonConsumer is the form consumers are compared in. pause_until is compared apart
+// because it is changed through the PAUSE API.
+func canonConsumer(c server.ConsumerConfig, streamReplicas int) map[string]any {
+	c = cloneJSON(c)
+	c.Metadata = userMetadata(c.Metadata)
+	sort.Strings(c.FilterSubjects)
+	if c.Replicas == 0 {
+		c.Replicas = streamReplicas
+	}
+	c.PauseUntil = nil
+	utcTime(c.OptStartTime)
+	return mapOf(c)
+}
+
+func utcTime(t *time.Time) {
+	if t != nil {
+		*t = t.UTC()
+	}
+}
+
+func mapOf(v any) map[string]any {
+	doc, err := toJSONValue(v)
+	if err != nil {
+		return nil
+	}
+	m, _ := doc.(map[string]any)
+	return m
+}
+
+// diffMaps compares two JSON objects key by key, descending into nested objects, and
+// returns one FieldChange per differing leaf with its dotted path. Rules are set later.
+func diffMaps(prefix string, before, after map[string]any) []*FieldChange {
+	keys := map[string]bool{}
+	for k := range before {
+		keys[k] = true
+	}
+	for k := range after {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []*FieldChange
+	for _, k := range names {
+		b, a := before[k], after[k]
+		path := prefix + k
+		bm, bok := b.(map[string]any)
+		am, aok := a.(map[string]any)
+		if bok && aok {
+			out = append(out, diffMaps(path+".", bm, am)...)
+			continue
+		}
+		if !reflect.DeepEqual(a, b) {
+			out = append(out, &FieldChange{Path: path, Before: b, After: a})
+		}
+	}
+	return out
+}
+
+// rawJSON marshals a config for Change.Before/After.
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// jsonCompact renders v as compact JSON.
+func jsonCompact(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}

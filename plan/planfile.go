@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// Marshal returns the plan document as indented JSON with its checksum set, so that
+// an edit of a saved plan is detected before it is applied.
+func Marshal(p *Plan) ([]byte, error) {
+	p.Checksum = ""
+	body, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	p.Checksum = checksum(body)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func checksum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ReadFile reads a saved plan and checks that it is a natsplan plan of a format this
+// version understands and that nobody edited it.
+func ReadFile(name string) (*Plan, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read plan: %w", err)
+	}
+	return Unmarshal(name, data)
+}
+
+// Unmarshal decodes a saved plan document (see ReadFile).
+func Unmarshal(name string, data []byte) (*Plan, error) {
+	var p Plan
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("%s is not a natsplan plan file (%v): write one with `natsplan plan --out FILE`", name, err)
+	}
+	if p.FormatVersion == "" {
+		return nil, fmt.Errorf("%s is not a natsplan plan file (no format_version): write one with `natsplan plan --out FILE`", name)
+	}
+	if p.FormatVersion != FormatVersion {
+		return nil, fmt.Errorf("%s has plan format %q; this natsplan reads format %q: plan again with this version", name, p.FormatVersion, FormatVersion)
+	}
+	want := p.Checksum
+	p.Checksum = ""
+	body, err := json.Marshal(&p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if want == "" || checksum(body) != want {
+		return nil, fmt.Errorf("%s was edited after plan wrote it (checksum mismatch): a saved plan is applied exactly as reviewed or not at all; plan again", name)
+	}
+	p.Checksum = want
+	return &p, nil
+}
+
+// IsPlanFile reports whether path names a saved plan rather than a configuration file
+// or folder: a regular file that is not .hcl and holds a JSON object.
+func IsPlanFile(path string) bool {
+	if strings.HasSuffix(path, ".hcl") || strings.HasSuffix(path, ".tfvars") {
+		return false
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := f.Read(head)
+	return bytes.HasPrefix(bytes.TrimSpace(head[:n]), []byte("{"))
+}
+
+// Touched returns the streams and consumers the plan's changes act on.
+func (p *Plan) Touched() (streams []string, consumers []model.ConsumerKey) {
+	seenS := map[string]bool{}
+	seenC := map[model.ConsumerKey]bool{}
+	for _, c := range p.Changes {
+		if c.Kind == "consumer" {
+			k := model.ConsumerKey{Stream: c.Stream, Name: c.Name}
+			if !seenC[k] {
+				seenC[k] = true
+				consumers = append(consumers, k)
+			}
+			continue
+		}
+		if !seenS[c.Name] {
+			seenS[c.Name] = true
+			streams = append(streams, c.Name)
+		}
+	}
+	return streams, consumers
+}
