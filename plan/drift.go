@@ -1,0 +1,79 @@
+package plan
+
+import (
+	"path"
+	"sort"
+)
+
+// Drift statuses.
+const (
+	// DriftChanged: owned, and the live config differs from the files.
+	DriftChanged = "changed"
+	// DriftMissing: declared, and gone from the server.
+	DriftMissing = "missing"
+	// DriftOrphaned: owned by this project, and no longer declared.
+	DriftOrphaned = "orphaned"
+)
+
+// DriftReport is what changed outside natsplan.
+type DriftReport struct {
+	Target    Target    `json:"target"`
+	Drift     []*Drift  `json:"drift"`
+	Unmanaged []*Object `json:"unmanaged"`
+	Summary   struct {
+		Changed   int `json:"changed"`
+		Missing   int `json:"missing"`
+		Orphaned  int `json:"orphaned"`
+		Unmanaged int `json:"unmanaged"`
+	} `json:"summary"`
+}
+
+// InSync reports whether the report found nothing.
+func (r *DriftReport) InSync() bool { return len(r.Drift) == 0 && len(r.Unmanaged) == 0 }
+
+// Drifted derives the drift report from a plan: an update of an owned object is a
+// change made behind natsplan's back; a create is an object that went missing; an
+// owned object no longer declared is orphaned. Adoptions are not drift (the object was
+// never natsplan's). Unmanaged objects matching an ignore pattern are left out.
+func Drifted(p *Plan, ignore []string) *DriftReport {
+	r := &DriftReport{Target: p.Target, Drift: []*Drift{}, Unmanaged: []*Object{}}
+	for _, c := range p.Changes {
+		var status string
+		switch c.Action {
+		case ActUpdate, ActReplace:
+			status = DriftChanged
+			r.Summary.Changed++
+		case ActCreate:
+			status = DriftMissing
+			r.Summary.Missing++
+		case ActDelete:
+			status = DriftOrphaned
+			r.Summary.Orphaned++
+		default:
+			continue
+		}
+		r.Drift = append(r.Drift, &Drift{Address: c.Address, Kind: c.Kind, Status: status, Fields: c.Fields})
+	}
+	for _, o := range p.Unmanaged {
+		if ignored(o, ignore) {
+			continue
+		}
+		r.Unmanaged = append(r.Unmanaged, o)
+	}
+	r.Summary.Unmanaged = len(r.Unmanaged)
+	sort.SliceStable(r.Drift, func(i, j int) bool { return r.Drift[i].Address < r.Drift[j].Address })
+	return r
+}
+
+// ignored reports whether an ignore glob matches the object's name or address
+// ("TMP_*", "stream.SCRATCH_*", "consumer.ORDERS.debug-*").
+func ignored(o *Object, patterns []string) bool {
+	for _, pat := range patterns {
+		for _, s := range []string{o.Name, o.Address} {
+			if ok, _ := path.Match(pat, s); ok {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/natsplan/natsplan/plan"
+)
+
+// DriftText writes a drift report for people.
+func DriftText(w io.Writer, r *plan.DriftReport) error {
+	var b strings.Builder
+	if r.InSync() {
+		b.WriteString("No drift: the server matches the files.\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	for _, d := range r.Drift {
+		fmt.Fprintf(&b, "%s %s (%s)\n", driftSymbol(d.Status), d.Address, d.Status)
+		for _, f := range d.Fields {
+			fmt.Fprintf(&b, "    %s: files %s, server %s\n", f.Path, driftValue(f.After), driftValue(f.Before))
+		}
+	}
+	for _, o := range r.Unmanaged {
+		fmt.Fprintf(&b, "? %s (unmanaged%s)\n", o.Address, driftOwnerNote(o))
+	}
+	s := r.Summary
+	fmt.Fprintf(&b, "\nDrift: %d changed, %d missing, %d orphaned, %d unmanaged.\n", s.Changed, s.Missing, s.Orphaned, s.Unmanaged)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// DriftJSON writes the drift report as one JSON document.
+func DriftJSON(w io.Writer, r *plan.DriftReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// DriftMarkdown writes the drift report for an issue or a pull-request comment.
+func DriftMarkdown(w io.Writer, r *plan.DriftReport) error {
+	var b strings.Builder
+	s := r.Summary
+	if r.InSync() {
+		b.WriteString("### natsplan drift: in sync\n")
+	} else {
+		fmt.Fprintf(&b, "### natsplan drift: %d changed, %d missing, %d orphaned, %d unmanaged\n\n", s.Changed, s.Missing, s.Orphaned, s.Unmanaged)
+		b.WriteString("| object | status | fields |\n|---|---|---|\n")
+		for _, d := range r.Drift {
+			var fields []string
+			for _, f := range d.Fields {
+				fields = append(fields, "`"+f.Path+"`")
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", d.Address, d.Status, strings.Join(fields, ", "))
+		}
+		for _, o := range r.Unmanaged {
+			fmt.Fprintf(&b, "| `%s` | unmanaged%s | |\n", o.Address, driftOwnerNote(o))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func driftSymbol(status string) string {
+	switch status {
+	case plan.DriftMissing:
+		return "-"
+	case plan.DriftOrphaned:
+		return "+"
+	}
+	return "~"
+}
+
+func driftOwnerNote(o *plan.Object) string {
+	if o.Owner != "" {
+		return ", owned by project " + o.Owner
+	}
+	return ""
+}
+
+func driftValue(v any) string {
+	if v == nil {
+		return "(unset)"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
