@@ -1,0 +1,298 @@
+// Package connect opens the NATS connection natsplan works over, the way users of the
+// nats CLI expect: the same flags, the same NATS_* environment variables, and the same
+// saved contexts (~/.config/nats/context/<name>.json, the selected one named in
+// ~/.config/nats/context.txt). Flags override the environment, and both override the
+// context.
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/jsm.go/natscontext"
+	"github.com/nats-io/nats.go"
+)
+
+// DefaultTimeout bounds connecting and each request when no timeout is given (the nats CLI's default).
+const DefaultTimeout = 5 * time.Second
+
+// Options are the connection settings of the global flags.
+type Options struct {
+	Server   string // -s/--server, NATS_URL: comma-separated URLs
+	Context  string // --context, NATS_CONTEXT: a nats CLI saved context
+	Creds    string // --creds, NATS_CREDS: a user credentials file
+	NKey     string // --nkey, NATS_NKEY: a user nkey seed file
+	User     string // --user, NATS_USER
+	Password string // --password, NATS_PASSWORD
+	Token    string // --token, NATS_TOKEN
+	TLSCert  string // --tlscert, NATS_CERT: client certificate file
+	TLSKey   string // --tlskey, NATS_KEY: client key file
+	TLSCA    string // --tlsca, NATS_CA: CA bundle to verify the server with
+	JSDomain string // --js-domain: the JetStream domain to manage
+	// Timeout bounds connecting (--timeout, NATS_TIMEOUT); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Name is the connection name the server shows in connz (default "natsplan").
+	Name string
+	// ConfigDir is where the nats CLI keeps its settings: contexts are read from
+	// ConfigDir/nats/context. Empty means $XDG_CONFIG_HOME, else ~/.config.
+	ConfigDir string
+
+	// envErr is a bad value found by FromEnv, reported by Dial.
+	envErr error
+}
+
+// FromEnv fills the fields that are still unset from the environment, using the
+// variables the nats CLI reads (NATS_URL, NATS_CONTEXT, NATS_CREDS, NATS_NKEY,
+// NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CERT, NATS_KEY, NATS_CA, NATS_TIMEOUT)
+// and XDG_CONFIG_HOME or HOME for ConfigDir. Like the nats CLI, the JetStream domain
+// has no variable: it comes from --js-domain or the context. A bad NATS_TIMEOUT is
+// reported by Dial.
+func (o *Options) FromEnv(getenv func(string) string) {
+	fill := func(dst *string, name string) {
+		if *dst == "" {
+			*dst = getenv(name)
+		}
+	}
+	fill(&o.Server, "NATS_URL")
+	fill(&o.Context, "NATS_CONTEXT")
+	fill(&o.Creds, "NATS_CREDS")
+	fill(&o.NKey, "NATS_NKEY")
+	fill(&o.User, "NATS_USER")
+	fill(&o.Password, "NATS_PASSWORD")
+	fill(&o.Token, "NATS_TOKEN")
+	fill(&o.TLSCert, "NATS_CERT")
+	fill(&o.TLSKey, "NATS_KEY")
+	fill(&o.TLSCA, "NATS_CA")
+	if o.Timeout == 0 {
+		if v := getenv("NATS_TIMEOUT"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				o.envErr = fmt.Errorf("NATS_TIMEOUT=%q is not a positive duration: set it like 5s or 1m, or pass --timeout", v)
+			} else {
+				o.Timeout = d
+			}
+		}
+	}
+	if o.ConfigDir == "" {
+		if x := getenv("XDG_CONFIG_HOME"); x != "" {
+			o.ConfigDir = x
+		} else if h := getenv("HOME"); h != "" {
+			o.ConfigDir = filepath.Join(h, ".config")
+		}
+	}
+}
+
+// Dial resolves the context (the named one, else the selected one, else none), lays
+// the options over it, and connects. It returns the connection and the JetStream
+// domain to manage ("" for the account's own JetStream).
+func Dial(ctx context.Context, o Options) (*nats.Conn, string, error) {
+	if o.envErr != nil {
+		return nil, "", o.envErr
+	}
+	nctx, err := resolve(ctx, o)
+	if err != nil {
+		return nil, "", err
+	}
+	if nctx.JSAPIPrefix() != "" && nctx.JSDomain() == "" {
+		return nil, "", fmt.Errorf("context %q sets jetstream_api_prefix, which natsplan does not support: set jetstream_domain in the context or pass --js-domain", nctx.Name)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	name := o.Name
+	if name == "" {
+		name = "natsplan"
+	}
+	nopts, err := nctx.NATSOptions(nats.Name(name), nats.Timeout(timeout))
+	if err != nil {
+		return nil, "", fmt.Errorf("connection settings%s: %w", contextSuffix(nctx), err)
+	}
+	url := nctx.ServerURL()
+	nc, err := connectCtx(ctx, url, nopts)
+	if err != nil {
+		return nil, "", explain(url, nctx, err)
+	}
+	return nc, nctx.JSDomain(), nil
+}
+
+// resolve loads the context and applies the options over it.
+func resolve(ctx context.Context, o Options) (*natscontext.Context, error) {
+	if o.TLSCert != "" && o.TLSKey == "" || o.TLSCert == "" && o.TLSKey != "" {
+		return nil, fmt.Errorf("a client certificate needs both --tlscert and --tlskey")
+	}
+	data, name, err := loadContext(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	// Credentials given as flags or variables replace the context's credentials
+	// entirely; otherwise the context's user would win over a --creds flag. A lone
+	// --password keeps the context's user.
+	if o.User != "" || o.Password != "" || o.Creds != "" || o.NKey != "" || o.Token != "" {
+		keepUser := o.User == "" && o.Password != "" && o.Creds == "" && o.NKey == "" && o.Token == ""
+		if data, err = withoutAuth(data, keepUser); err != nil {
+			return nil, fmt.Errorf("context %q: %w", name, err)
+		}
+	}
+	nctx, err := natscontext.NewFromBytes(data,
+		natscontext.WithServerURL(o.Server),
+		natscontext.WithUser(o.User),
+		natscontext.WithPassword(o.Password),
+		natscontext.WithCreds(o.Creds),
+		natscontext.WithNKey(o.NKey),
+		natscontext.WithToken(o.Token),
+		natscontext.WithCertificate(o.TLSCert),
+		natscontext.WithKey(o.TLSKey),
+		natscontext.WithCA(o.TLSCA),
+		natscontext.WithJSDomain(o.JSDomain),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("context %q: %w", name, err)
+	}
+	nctx.Name = name
+	return nctx, nil
+}
+
+// loadContext returns the raw JSON of the context to use and its name; "{}" and ""
+// when no context is named or selected.
+func loadContext(ctx context.Context, o Options) ([]byte, string, error) {
+	root := o.ConfigDir
+	if root == "" {
+		root = defaultConfigDir()
+	}
+	if root == "" {
+		if o.Context != "" {
+			return nil, "", fmt.Errorf("context %q: cannot find the nats configuration folder: set XDG_CONFIG_HOME or HOME", o.Context)
+		}
+		return []byte("{}"), "", nil
+	}
+	fb := natscontext.NewFileBackendAt(root)
+	dir := filepath.Join(root, "nats", "context")
+	name, selected := o.Context, false
+	if name == "" {
+		s, err := fb.Selected(ctx)
+		if errors.Is(err, natscontext.ErrNoneSelected) || s == "" {
+			return []byte("{}"), "", nil
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("read the selected nats context: %w", err)
+		}
+		name, selected = s, true
+	}
+	data, err := fb.Load(ctx, name)
+	switch {
+	case errors.Is(err, natscontext.ErrNotFound) && selected:
+		return nil, "", fmt.Errorf("the selected nats context %q does not exist in %s: select another with `nats context select`, or pass --context or --server", name, dir)
+	case errors.Is(err, natscontext.ErrNotFound):
+		return nil, "", fmt.Errorf("nats context %q does not exist in %s: list them with `nats context ls`, or pass --server instead", name, dir)
+	case errors.Is(err, natscontext.ErrInvalidName):
+		return nil, "", fmt.Errorf("nats context %q: invalid name: %w", name, err)
+	case err != nil:
+		return nil, "", fmt.Errorf("read nats context %q: %w", name, err)
+	}
+	return data, name, nil
+}
+
+// authKeys are the context fields that carry credentials.
+var authKeys = []string{"user", "password", "creds", "nkey", "token", "user_jwt", "user_seed", "nsc"}
+
+// withoutAuth removes the credentials from a context's JSON, but the user name when keepUser.
+func withoutAuth(data []byte, keepUser bool) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	for _, k := range authKeys {
+		if k != "user" || !keepUser {
+			delete(m, k)
+		}
+	}
+	return json.Marshal(m)
+}
+
+// connectCtx connects, giving up when ctx ends (nats.Connect itself takes no context).
+func connectCtx(ctx context.Context, url string, opts []nats.Option) (*nats.Conn, error) {
+	type result struct {
+		nc  *nats.Conn
+		err error
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch := make(chan result, 1)
+	go func() {
+		nc, err := nats.Connect(url, opts...)
+		ch <- result{nc, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.nc, r.err
+	case <-ctx.Done():
+		// Close the connection if it arrives after all, so nothing leaks.
+		go func() {
+			if r := <-ch; r.nc != nil {
+				r.nc.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// explain turns a connect error into one that says what to do.
+func explain(url string, nctx *natscontext.Context, err error) error {
+	where := redact(url) + contextSuffix(nctx)
+	switch {
+	case errors.Is(err, nats.ErrNoServers):
+		return fmt.Errorf("no server at %s: start one, pass --server, or use --embedded DIR", where)
+	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
+		return fmt.Errorf("connect to %s: %w: check --user/--password, --token, --creds or --nkey (or the context's credentials)", where, err)
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return fmt.Errorf("connect to %s: %w: use a tls:// URL or pass --tlsca", where, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("connect to %s: %w", where, err)
+	}
+	return fmt.Errorf("connect to %s: %w", where, err)
+}
+
+// contextSuffix names the context in messages, when one is used.
+func contextSuffix(nctx *natscontext.Context) string {
+	if nctx == nil || nctx.Name == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (nats context %q)", nctx.Name)
+}
+
+// redact hides the user-info part of every URL in a comma-separated list.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if at := strings.LastIndex(p, "@"); at >= 0 {
+			scheme := ""
+			if s := strings.Index(p, "://"); s >= 0 && s < at {
+				scheme = p[:s+3]
+			}
+			p = scheme + "xxxxx@" + p[at+1:]
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ",")
+}
+
+// defaultConfigDir is where the nats CLI keeps its settings when Options.ConfigDir is
+// unset: $XDG_CONFIG_HOME, else ~/.config (on every platform, as natscontext does).
+func defaultConfigDir() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return x
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".config")
+	}
+	return ""
+}

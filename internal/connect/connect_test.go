@@ -1,0 +1,219 @@
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/internal/embedded"
+)
+
+func TestFromEnv(t *testing.T) {
+	env := map[string]string{
+		"NATS_URL": "nats://env:4222", "NATS_CONTEXT": "envctx", "NATS_CREDS": "/env.creds",
+		"NATS_NKEY": "/env.nk", "NATS_USER": "envuser", "NATS_PASSWORD": "envpass",
+		"NATS_TOKEN": "envtok", "NATS_CERT": "/env.crt", "NATS_KEY": "/env.key", "NATS_CA": "/env.ca",
+		"NATS_TIMEOUT": "7s", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u",
+	}
+	tests := []struct {
+		name string
+		in   Options
+		env  map[string]string
+		want Options
+	}{
+		{
+			name: "every variable fills an unset field",
+			env:  env,
+			want: Options{Server: "nats://env:4222", Context: "envctx", Creds: "/env.creds", NKey: "/env.nk",
+				User: "envuser", Password: "envpass", Token: "envtok", TLSCert: "/env.crt", TLSKey: "/env.key",
+				TLSCA: "/env.ca", Timeout: 7 * time.Second, ConfigDir: "/xdg"},
+		},
+		{
+			name: "flags win over the environment",
+			in:   Options{Server: "nats://flag:4222", User: "flaguser", Timeout: time.Second, ConfigDir: "/cfg", JSDomain: "hub"},
+			env:  env,
+			want: Options{Server: "nats://flag:4222", Context: "envctx", Creds: "/env.creds", NKey: "/env.nk",
+				User: "flaguser", Password: "envpass", Token: "envtok", TLSCert: "/env.crt", TLSKey: "/env.key",
+				TLSCA: "/env.ca", Timeout: time.Second, ConfigDir: "/cfg", JSDomain: "hub"},
+		},
+		{
+			name: "HOME/.config without XDG_CONFIG_HOME",
+			env:  map[string]string{"HOME": "/home/u"},
+			want: Options{ConfigDir: "/home/u/.config"},
+		},
+		{
+			name: "no JetStream domain variable, like the nats CLI",
+			env:  map[string]string{"NATS_JS_DOMAIN": "hub", "NATS_DOMAIN": "hub"},
+			want: Options{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.in
+			got.FromEnv(func(k string) string { return tc.env[k] })
+			if got != tc.want {
+				t.Errorf("FromEnv:\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFromEnvBadTimeout(t *testing.T) {
+	var o Options
+	o.FromEnv(func(k string) string {
+		if k == "NATS_TIMEOUT" {
+			return "soon"
+		}
+		return ""
+	})
+	_, _, err := Dial(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), `NATS_TIMEOUT="soon"`) || !strings.Contains(err.Error(), "--timeout") {
+		t.Fatalf("Dial with bad NATS_TIMEOUT: got %v, want an error naming the variable and the flag", err)
+	}
+}
+
+// startAuthServer starts a server that requires the given credentials; embedded.Options
+// has no auth, so the server options are built here.
+func startAuthServer(t *testing.T, configure func(*server.Options)) *server.Server {
+	t.Helper()
+	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
+	configure(opts)
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// writeContext saves a nats CLI context under dir, as `nats context save` would.
+func writeContext(t *testing.T, dir, name string, fields map[string]string) {
+	t.Helper()
+	p := filepath.Join(dir, "nats", "context", name+".json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func selectContext(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "nats", "context.txt"), []byte(name), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDial(t *testing.T) {
+	users := startAuthServer(t, func(o *server.Options) { o.Username, o.Password = "alice", "s3cret" })
+	tokens := startAuthServer(t, func(o *server.Options) { o.Authorization = "t0ken" })
+	ports, err := embedded.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := fmt.Sprintf("nats://127.0.0.1:%d", ports[0])
+
+	// One config folder with a selected context and a few named ones.
+	cfg := t.TempDir()
+	writeContext(t, cfg, "prod", map[string]string{"url": users.ClientURL(), "user": "alice", "password": "s3cret", "jetstream_domain": "hub"})
+	writeContext(t, cfg, "stale", map[string]string{"url": users.ClientURL(), "user": "alice", "password": "old"})
+	writeContext(t, cfg, "prefixed", map[string]string{"url": users.ClientURL(), "jetstream_api_prefix": "$JS.x.API"})
+	selectContext(t, cfg, "prod")
+	missingSel := t.TempDir()
+	writeContext(t, missingSel, "other", map[string]string{"url": users.ClientURL()})
+	selectContext(t, missingSel, "gone")
+
+	tests := []struct {
+		name       string
+		o          Options
+		wantURL    string
+		wantDomain string
+		wantErr    []string
+	}{
+		{name: "flags only, no context", o: Options{Server: users.ClientURL(), User: "alice", Password: "s3cret", ConfigDir: t.TempDir()},
+			wantURL: users.ClientURL()},
+		{name: "selected context", o: Options{ConfigDir: cfg}, wantURL: users.ClientURL(), wantDomain: "hub"},
+		{name: "named context, flag overrides its password", o: Options{ConfigDir: cfg, Context: "stale", Password: "s3cret"},
+			wantURL: users.ClientURL()},
+		{name: "flag domain overrides the context's", o: Options{ConfigDir: cfg, JSDomain: "leaf"}, wantURL: users.ClientURL(), wantDomain: "leaf"},
+		{name: "token flag replaces the context's user and password", o: Options{ConfigDir: cfg, Server: tokens.ClientURL(), Token: "t0ken"},
+			wantURL: tokens.ClientURL(), wantDomain: "hub"},
+		{name: "wrong password", o: Options{ConfigDir: cfg, Context: "stale"},
+			wantErr: []string{"Authorization Violation", "--user/--password", `nats context "stale"`}},
+		{name: "token required", o: Options{Server: tokens.ClientURL(), ConfigDir: t.TempDir()},
+			wantErr: []string{"Authorization Violation", "--token"}},
+		{name: "no server", o: Options{Server: deadURL, ConfigDir: t.TempDir()},
+			wantErr: []string{"no server at " + deadURL + ": start one, pass --server, or use --embedded DIR"}},
+		{name: "unknown named context", o: Options{ConfigDir: cfg, Context: "nope"},
+			wantErr: []string{`nats context "nope" does not exist`, "nats context ls"}},
+		{name: "selected context is gone", o: Options{ConfigDir: missingSel},
+			wantErr: []string{`selected nats context "gone" does not exist`, "nats context select"}},
+		{name: "api prefix is refused", o: Options{ConfigDir: cfg, Context: "prefixed"},
+			wantErr: []string{"jetstream_api_prefix", "--js-domain"}},
+		{name: "cert without key", o: Options{ConfigDir: cfg, TLSCert: "/x.crt"},
+			wantErr: []string{"--tlscert and --tlskey"}},
+		{name: "password is redacted from the url", o: Options{Server: "nats://bob:hunter2@" + strings.TrimPrefix(deadURL, "nats://"), ConfigDir: t.TempDir()},
+			wantErr: []string{"no server at nats://xxxxx@127.0.0.1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Timeout = 2 * time.Second
+			nc, domain, err := Dial(context.Background(), tc.o)
+			if tc.wantErr != nil {
+				if err == nil {
+					nc.Close()
+					t.Fatalf("Dial succeeded, want an error containing %q", tc.wantErr)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not contain %q", err, w)
+					}
+				}
+				if strings.Contains(err.Error(), "hunter2") {
+					t.Errorf("error leaks the password: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Dial: %v", err)
+			}
+			defer nc.Close()
+			if got := nc.ConnectedUrl(); got != tc.wantURL {
+				t.Errorf("connected to %s, want %s", got, tc.wantURL)
+			}
+			if domain != tc.wantDomain {
+				t.Errorf("domain %q, want %q", domain, tc.wantDomain)
+			}
+			if err := nc.Flush(); err != nil {
+				t.Errorf("flush: %v", err)
+			}
+		})
+	}
+}
+
+func TestDialCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := startAuthServer(t, func(*server.Options) {})
+	nc, _, err := Dial(ctx, Options{Server: s.ClientURL(), ConfigDir: t.TempDir()})
+	if err == nil {
+		nc.Close()
+		t.Fatal("Dial with a cancelled context succeeded")
+	}
+}
