@@ -120,13 +120,14 @@ func (k ConsumerKey) String() string { return k.Stream + "/" + k.Name }
 
 // Consumer is a durable consumer of a stream.
 type Consumer struct {
-	Stream    string
-	Name      string
-	Config    server.ConsumerConfig
-	Lifecycle Lifecycle
-	Group     string         // address of the consumer_group that generated it, if any
-	Decl      *Decl          // desired only
-	State     *ConsumerState // live only
+	Stream     string
+	Name       string
+	Config     server.ConsumerConfig
+	Lifecycle  Lifecycle
+	Group      string         // address of the consumer_group that generated it, if any
+	DeadLetter *DeadLetter    // stream capturing this consumer's dead letters (desired only)
+	Decl       *Decl          // desired only
+	State      *ConsumerState // live only
 }
 
 // ConsumerState is what the live server reports beyond the config.
