@@ -28,10 +28,11 @@ const (
 // which knows the origin. cfg is not modified.
 func NormalizeStream(cfg server.StreamConfig, t *model.Target) server.StreamConfig {
 	_ = t // no stream default depends on the account limits natsplan reads
-	c := cloneJSON(cfg)
-	if c.Storage == 0 {
-		c.Storage = server.FileStorage
+	// The zero StorageType does not marshal, so default it before the JSON copy.
+	if cfg.Storage == 0 {
+		cfg.Storage = server.FileStorage
 	}
+	c := cloneJSON(cfg)
 	if c.Replicas == 0 {
 		c.Replicas = 1
 	}
