@@ -59,11 +59,7 @@ func expandBuckets(m *model.Model) hcl.Diagnostics {
 	for _, name := range bucketSortedKeys(m.KVs) {
 		kv := m.KVs[name]
 		cfg, d := kvStreamConfig(kv)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			continue
-		}
-		diags = append(diags, addBucketStream(m, &model.Stream{
+		diags = append(diags, addBucketStream(m, d, &model.Stream{
 			Name: cfg.Name, Kind: model.KindKV, Bucket: kv.Bucket, Config: cfg,
 			Lifecycle: kv.Lifecycle, Decl: bucketStreamDecl(kv.Decl, kvFieldPath),
 		})...)
@@ -71,11 +67,7 @@ func expandBuckets(m *model.Model) hcl.Diagnostics {
 	for _, name := range bucketSortedKeys(m.ObjectStores) {
 		o := m.ObjectStores[name]
 		cfg, d := objectStoreStreamConfig(o)
-		diags = append(diags, d...)
-		if d.HasErrors() {
-			continue
-		}
-		diags = append(diags, addBucketStream(m, &model.Stream{
+		diags = append(diags, addBucketStream(m, d, &model.Stream{
 			Name: cfg.Name, Kind: model.KindObjectStore, Bucket: o.Bucket, Config: cfg,
 			Lifecycle: o.Lifecycle, Decl: bucketStreamDecl(o.Decl, objFieldPath),
 		})...)
@@ -83,22 +75,26 @@ func expandBuckets(m *model.Model) hcl.Diagnostics {
 	return diags
 }
 
-// addBucketStream adds s to the model unless a stream block already uses its name.
-func addBucketStream(m *model.Model, s *model.Stream) hcl.Diagnostics {
+// addBucketStream adds s to the model unless building its config failed (diags has
+// errors) or a stream block already uses its name. It returns diags plus any clash.
+func addBucketStream(m *model.Model, diags hcl.Diagnostics, s *model.Stream) hcl.Diagnostics {
+	if diags.HasErrors() {
+		return diags
+	}
 	if prev, ok := m.Streams[s.Name]; ok {
 		what := "stream \"" + s.Name + "\""
 		if prev.Decl != nil && prev.Decl.Range.Filename != "" {
 			what += " (declared at " + prev.Decl.String() + ")"
 		}
-		return hcl.Diagnostics{bucketDiag(s.Decl, "", "Bucket name clashes with a stream",
+		return append(diags, bucketDiag(s.Decl, "", "Bucket name clashes with a stream",
 			fmt.Sprintf("%s %q is stored as stream %q, but %s already uses that name; rename the bucket or the stream.",
-				s.Kind, s.Bucket, s.Name, what))}
+				s.Kind, s.Bucket, s.Name, what)))
 	}
 	if m.Streams == nil {
 		m.Streams = map[string]*model.Stream{}
 	}
 	m.Streams[s.Name] = s
-	return nil
+	return diags
 }
 
 // kvStreamConfig builds the stream config of a kv bucket as nats.go's

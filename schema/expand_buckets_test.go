@@ -78,18 +78,11 @@ func TestKVStreamConfigMatchesNatsGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			kv := tc.kv
 			kv.Bucket = "b"
-			want := createAndRead(t, nc, "KV_b", func() error {
+			cfg, diags := kvStreamConfig(&kv)
+			assertSameStream(t, nc, cfg, diags, func() error {
 				_, err := js.CreateKeyValue(ctx, toNatsKV(t, &kv))
 				return err
 			})
-			cfg, diags := kvStreamConfig(&kv)
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
-			got := createAndRead(t, nc, "KV_b", func() error { return rawCreate(nc, cfg) })
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("natsplan's KV stream differs from nats.go's (-nats.go +natsplan):\n%s", d)
-			}
 		})
 	}
 }
@@ -123,18 +116,11 @@ func TestObjectStoreStreamConfigMatchesNatsGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
 			o.Bucket = "assets"
-			want := createAndRead(t, nc, "OBJ_assets", func() error {
+			cfg, diags := objectStoreStreamConfig(&o)
+			assertSameStream(t, nc, cfg, diags, func() error {
 				_, err := js.CreateObjectStore(ctx, toNatsObj(t, &o))
 				return err
 			})
-			cfg, diags := objectStoreStreamConfig(&o)
-			if diags.HasErrors() {
-				t.Fatal(diags)
-			}
-			got := createAndRead(t, nc, "OBJ_assets", func() error { return rawCreate(nc, cfg) })
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("natsplan's object-store stream differs from nats.go's (-nats.go +natsplan):\n%s", d)
-			}
 		})
 	}
 }
@@ -151,32 +137,18 @@ func TestBucketStreamConfigInCluster(t *testing.T) {
 	placement := &server.Placement{Cluster: "c"}
 
 	kv := model.KV{Bucket: "replicated", Replicas: 3, Placement: placement, History: 3}
-	want := createAndRead(t, nc, "KV_replicated", func() error {
+	cfg, diags := kvStreamConfig(&kv)
+	assertSameStream(t, nc, cfg, diags, func() error {
 		_, err := js.CreateKeyValue(ctx, toNatsKV(t, &kv))
 		return err
 	})
-	cfg, diags := kvStreamConfig(&kv)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	got := createAndRead(t, nc, "KV_replicated", func() error { return rawCreate(nc, cfg) })
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("kv (-nats.go +natsplan):\n%s", d)
-	}
 
 	o := model.ObjectStore{Bucket: "replicated", Replicas: 3, Placement: placement}
-	want = createAndRead(t, nc, "OBJ_replicated", func() error {
+	ocfg, diags := objectStoreStreamConfig(&o)
+	assertSameStream(t, nc, ocfg, diags, func() error {
 		_, err := js.CreateObjectStore(ctx, toNatsObj(t, &o))
 		return err
 	})
-	ocfg, diags := objectStoreStreamConfig(&o)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	got = createAndRead(t, nc, "OBJ_replicated", func() error { return rawCreate(nc, ocfg) })
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("object store (-nats.go +natsplan):\n%s", d)
-	}
 }
 
 func TestExpandBuckets(t *testing.T) {
@@ -280,6 +252,20 @@ func TestExpandBucketsDiagnostics(t *testing.T) {
 				t.Errorf("diagnostic %q needs a detail saying what to do", d.Summary)
 			}
 		})
+	}
+}
+
+// assertSameStream creates the bucket with nats.go, then natsplan's config cfg under
+// the same name, and fails unless the server reads both back alike.
+func assertSameStream(t *testing.T, nc *nats.Conn, cfg server.StreamConfig, diags hcl.Diagnostics, natsGo func() error) {
+	t.Helper()
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := createAndRead(t, nc, cfg.Name, natsGo)
+	got := createAndRead(t, nc, cfg.Name, func() error { return rawCreate(nc, cfg) })
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("natsplan's %s differs from nats.go's (-nats.go +natsplan):\n%s", cfg.Name, d)
 	}
 }
 
