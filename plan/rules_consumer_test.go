@@ -115,7 +115,10 @@ func TestRulesConsumerInPlace(t *testing.T) {
 		{"priority_timeout", func(c *server.ConsumerConfig) {
 			c.PriorityGroups, c.PriorityPolicy = []string{"PCG"}, server.PriorityPinnedClient
 		}, func(c *server.ConsumerConfig) { c.PinnedTTL = time.Minute }},
-		{"pause_until", nil, func(c *server.ConsumerConfig) { p := time.Now().Add(time.Hour).Truncate(time.Second); c.PauseUntil = &p }},
+		{"pause_until", nil, func(c *server.ConsumerConfig) {
+			p := time.Now().Add(time.Hour).Truncate(time.Second)
+			c.PauseUntil = &p
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := strings.ReplaceAll(tc.name, "_", "-")
