@@ -1,0 +1,317 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// item is one thing written inside a body: an attribute, a nested block, or one key
+// of an object value written in attribute form (placement = { cluster = "east" }).
+type item struct {
+	name      string
+	nameRange hcl.Range // where the name is, for "unsupported argument"
+	rng       hcl.Range // the whole attribute or block, recorded in Decl.Fields
+	expr      hcl.Expression
+	block     *hclsyntax.Block
+}
+
+// bodyItems lists a body's attributes and blocks in source order.
+func bodyItems(body *hclsyntax.Body) []item {
+	var items []item
+	for _, a := range body.Attributes {
+		items = append(items, item{name: a.Name, nameRange: a.NameRange, rng: a.SrcRange, expr: a.Expr})
+	}
+	for _, b := range body.Blocks {
+		items = append(items, item{name: b.Type, nameRange: b.TypeRange, rng: b.Range(), block: b})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].rng.Start.Byte < items[j].rng.Start.Byte })
+	return items
+}
+
+// decoder turns items into the JSON the server's config types decode from, checking
+// every value against the field table and recording where each field was set.
+type decoder struct {
+	ctx    *hcl.EvalContext
+	inline inlineBodies
+	diags  hcl.Diagnostics
+	fields map[string]hcl.Range
+}
+
+func newDecoder(ctx *hcl.EvalContext, inline inlineBodies) *decoder {
+	return &decoder{ctx: ctx, inline: inline, fields: map[string]hcl.Range{}}
+}
+
+// blockItems lists what a block's body holds, whether written over several lines or
+// as a one-line block with commas.
+func (d *decoder) blockItems(b *hclsyntax.Block) []item {
+	if oc, ok := d.inline[b]; ok {
+		items, _ := d.exprItems(oc, b.Type)
+		return items
+	}
+	return bodyItems(b.Body)
+}
+
+func (d *decoder) errorf(subject hcl.Range, summary, format string, args ...any) {
+	r := subject
+	d.diags = append(d.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary,
+		Detail: fmt.Sprintf(format, args...), Subject: &r})
+}
+
+// hasErrors reports whether decoding produced an error so far.
+func (d *decoder) hasErrors() bool { return d.diags.HasErrors() }
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// object decodes the items of one object against spec. path is the JSON path of
+// the object ("" for a config, "mirror" for its mirror).
+// at is the object's block or attribute, where a missing required field is reported.
+func (d *decoder) object(items []item, spec *objectSpec, path string, at hcl.Range) map[string]any {
+	out := map[string]any{}
+	seen := map[string]seenAt{}
+	for _, it := range items {
+		f, ok := spec.lookup(it.name)
+		if !ok {
+			d.unknown(it, spec)
+			continue
+		}
+		if f.kind == kForbidden {
+			d.errorf(it.nameRange, "Argument not allowed",
+				"%q cannot be set in a %s block: %s.", f.json, spec.name, f.why)
+			continue
+		}
+		if first, dup := seen[f.json]; dup && !(f.kind == kObjects && first.block && it.block != nil) {
+			d.errorf(it.nameRange, "Duplicate argument",
+				"%q is already set in this %s block at %s; set it once.", it.name, spec.name, rangeString(first.rng))
+			continue
+		} else if !dup {
+			seen[f.json] = seenAt{rng: it.rng, block: it.block != nil}
+		}
+		p := joinPath(path, f.json)
+		if it.block != nil {
+			if v, ok := d.blockValue(it, f, spec, p, out); ok {
+				out[f.json] = v
+			}
+			continue
+		}
+		if v, ok := d.attrValue(it, f, spec, p); ok {
+			out[f.json] = v
+			d.fields[p] = it.rng
+		}
+	}
+	for _, r := range spec.required {
+		if _, ok := seen[r]; !ok {
+			d.errorf(at, "Missing required argument", "A %s block needs %s = <value>.", spec.name, r)
+		}
+	}
+	return out
+}
+
+// seenAt is where a field was first set, and whether as a block.
+type seenAt struct {
+	rng   hcl.Range
+	block bool
+}
+
+// unknown reports a name that is not in spec, with the closest known one.
+func (d *decoder) unknown(it item, spec *objectSpec) {
+	if it.block != nil {
+		d.errorf(it.nameRange, "Unsupported block type",
+			"Blocks of type %q are not expected in a %s block.%s", it.name, spec.name, didYouMean(it.name, spec.names()))
+		return
+	}
+	d.errorf(it.nameRange, "Unsupported argument",
+		"An argument named %q is not expected in a %s block.%s", it.name, spec.name, didYouMean(it.name, spec.names()))
+}
+
+// blockValue decodes a nested block: a single object, or one more element of a list.
+func (d *decoder) blockValue(it item, f *field, spec *objectSpec, p string, out map[string]any) (any, bool) {
+	b := it.block
+	switch {
+	case f.kind != kObject && f.kind != kObjects:
+		d.errorf(it.nameRange, "Unsupported block type",
+			"%q is an argument, not a block, in a %s block: write %s = <value>.", it.name, spec.name, it.name)
+		return nil, false
+	case f.kind == kObjects && it.name != f.block:
+		d.errorf(it.nameRange, "Unsupported block type",
+			"Write one %s { ... } block per element, or %s = [{ ... }].", f.block, f.json)
+		return nil, false
+	case len(b.Labels) > 0:
+		d.errorf(b.LabelRanges[0], "Extraneous label",
+			"A %s block takes no labels; remove %q.", it.name, b.Labels[0])
+		return nil, false
+	}
+	if f.kind == kObject {
+		d.fields[p] = it.rng
+		return d.object(d.blockItems(b), f.object, p, b.DefRange()), true
+	}
+	list, _ := out[f.json].([]any)
+	ep := fmt.Sprintf("%s[%d]", p, len(list))
+	d.fields[ep] = it.rng
+	if len(list) == 0 {
+		d.fields[p] = it.rng
+	}
+	return append(list, d.object(d.blockItems(b), f.object, ep, b.DefRange())), true
+}
+
+// attrValue decodes an attribute's value according to its field.
+func (d *decoder) attrValue(it item, f *field, spec *objectSpec, p string) (any, bool) {
+	switch f.kind {
+	case kObject:
+		items, ok := d.exprItems(it.expr, f.object.name)
+		if !ok {
+			return nil, false
+		}
+		return d.object(items, f.object, p, it.rng), true
+	case kObjects:
+		return d.exprList(it.expr, f, p)
+	}
+	v, ok := d.eval(it.expr)
+	if !ok {
+		return nil, false
+	}
+	return d.scalar(v, f, fieldType(spec.goType, f.json), it.expr.Range())
+}
+
+// eval evaluates expr; unknown or null values count as not set.
+func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
+	v, diags := expr.Value(d.ctx)
+	d.diags = append(d.diags, diags...)
+	if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+// exprItems turns an object written as an attribute value into items, keeping the
+// range of every key when the object is written literally.
+func (d *decoder) exprItems(expr hcl.Expression, what string) ([]item, bool) {
+	if oc, ok := expr.(*hclsyntax.ObjectConsExpr); ok {
+		var items []item
+		for _, kv := range oc.Items {
+			name := hcl.ExprAsKeyword(kv.KeyExpr)
+			if name == "" {
+				kval, ok := d.eval(kv.KeyExpr)
+				if !ok {
+					continue
+				}
+				if kval.Type() != cty.String {
+					d.errorf(kv.KeyExpr.Range(), "Incorrect attribute value type", "Keys of %s must be names.", what)
+					continue
+				}
+				name = kval.AsString()
+			}
+			r := hcl.RangeBetween(kv.KeyExpr.Range(), kv.ValueExpr.Range())
+			items = append(items, item{name: name, nameRange: kv.KeyExpr.Range(), rng: r, expr: kv.ValueExpr})
+		}
+		return items, true
+	}
+	v, ok := d.eval(expr)
+	if !ok {
+		return nil, false
+	}
+	t := v.Type()
+	if !t.IsObjectType() && !t.IsMapType() {
+		d.errorf(expr.Range(), "Incorrect attribute value type",
+			"%s must be an object, like %s = { ... }, or a %s { ... } block.", what, what, what)
+		return nil, false
+	}
+	var items []item
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		r := expr.Range()
+		items = append(items, item{name: k.AsString(), nameRange: r, rng: r, expr: hcl.StaticExpr(ev, r)})
+	}
+	return items, true
+}
+
+// exprList decodes a list of objects written as an attribute (sources = [{...}]).
+func (d *decoder) exprList(expr hcl.Expression, f *field, p string) (any, bool) {
+	var elems []hcl.Expression
+	if tc, ok := expr.(*hclsyntax.TupleConsExpr); ok {
+		for _, e := range tc.Exprs {
+			elems = append(elems, e)
+		}
+	} else {
+		v, ok := d.eval(expr)
+		if !ok {
+			return nil, false
+		}
+		if !v.CanIterateElements() || v.Type().IsObjectType() || v.Type().IsMapType() {
+			d.errorf(expr.Range(), "Incorrect attribute value type",
+				"%s must be a list of objects, or written as %s { ... } blocks.", f.json, f.block)
+			return nil, false
+		}
+		for it := v.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			elems = append(elems, hcl.StaticExpr(ev, expr.Range()))
+		}
+	}
+	list := []any{}
+	for i, e := range elems {
+		ep := fmt.Sprintf("%s[%d]", p, i)
+		items, ok := d.exprItems(e, f.object.name)
+		if !ok {
+			continue
+		}
+		d.fields[ep] = e.Range()
+		list = append(list, d.object(items, f.object, ep, e.Range()))
+	}
+	d.fields[p] = expr.Range()
+	return list, true
+}
+
+// fieldType finds the Go type behind a JSON name of t (a struct), or nil.
+func fieldType(t reflect.Type, name string) reflect.Type {
+	if t == nil {
+		return nil
+	}
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if tagName(sf) == name {
+			return sf.Type
+		}
+	}
+	return nil
+}
+
+// tagName is the JSON name of a struct field, or "" when it has none.
+func tagName(sf reflect.StructField) string {
+	tag, ok := sf.Tag.Lookup("json")
+	if !ok || !sf.IsExported() {
+		return ""
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	return name
+}
+
+// fromJSON decodes the JSON of m into dst strictly, as the server does.
+func fromJSON(m map[string]any, dst any) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("decode config: %w", err)
+	}
+	return nil
+}
+
+// rangeString renders a range's start as file:line:col.
+func rangeString(r hcl.Range) string {
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}

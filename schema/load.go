@@ -1,0 +1,271 @@
+// Package schema is the natsplan language: it reads HCL files into the desired
+// model.Model, checking every block, attribute and value on the way, and formats files.
+package schema
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// Loader loads configurations and keeps the parsed files, so that diagnostics can
+// be printed with their source lines.
+type Loader struct {
+	files map[string]*hcl.File
+}
+
+// NewLoader returns a loader with an empty file cache.
+func NewLoader() *Loader { return &Loader{files: map[string]*hcl.File{}} }
+
+// SourceFiles returns every file the loader parsed (configurations and var-files),
+// keyed by name, for WriteDiagnostics.
+func (l *Loader) SourceFiles() map[string]*hcl.File { return l.files }
+
+// Load reads PATHs (files, or folders = all *.hcl in it, not recursive; none = ".") into the desired model.
+func Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics) {
+	return NewLoader().Load(paths, vars)
+}
+
+// Load reads PATHs into the desired model; see the package-level Load.
+func (l *Loader) Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics) {
+	files, err := Files(paths)
+	if err != nil {
+		return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration", Detail: err.Error()}}
+	}
+	if len(files) == 0 {
+		return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No configuration files",
+			Detail: fmt.Sprintf("No *.hcl files in %s; name a file or a folder that holds them.", strings.Join(defaultPaths(paths), ", "))}}
+	}
+	srcs := make([][]byte, len(files))
+	for i, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration",
+				Detail: fmt.Sprintf("read %s: %s", f, err)}}
+		}
+		srcs[i] = src
+	}
+	return l.load(files, srcs, vars)
+}
+
+func defaultPaths(paths []string) []string {
+	if len(paths) == 0 {
+		return []string{"."}
+	}
+	return paths
+}
+
+// Files lists the .hcl files PATHs name, in the order Load reads them.
+func Files(paths []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	for _, p := range defaultPaths(paths) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("read configuration %s: %w", p, err)
+		}
+		if !st.IsDir() {
+			add(filepath.Clean(p))
+			continue
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("read configuration folder %s: %w", p, err)
+		}
+		for _, e := range entries { // ReadDir sorts by name
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
+				add(filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	return out, nil
+}
+
+// blockLabels is the label each top-level block type takes, for the usage hint.
+var blockLabels = map[string][]string{
+	"natsplan":        nil,
+	"variable":        {"NAME"},
+	"locals":          nil,
+	"stream":          {"NAME"},
+	"consumer":        {"STREAM", "NAME"},
+	"subject_mapping": {"NAME"},
+	"consumer_group":  {"NAME"},
+	"kv":              {"BUCKET"},
+	"object_store":    {"BUCKET"},
+}
+
+// topLevel lists the top-level block types in the order the docs present them.
+var topLevel = []string{"natsplan", "variable", "locals", "stream", "consumer", "subject_mapping", "consumer_group", "kv", "object_store"}
+
+// loadState is one Load in progress.
+type loadState struct {
+	m      *model.Model
+	ctx    *hcl.EvalContext
+	inline inlineBodies
+	diags  hcl.Diagnostics
+	// declared records the first declaration of each address, for duplicate errors.
+	declared map[string]hcl.Range
+}
+
+// load decodes the given sources. It is Load without the file system, for fuzzing.
+func (l *Loader) load(files []string, srcs [][]byte, in Vars) (*model.Model, hcl.Diagnostics) {
+	st := &loadState{m: model.New(), declared: map[string]hcl.Range{}, inline: inlineBodies{},
+		ctx: &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}}}
+	st.m.Files = files
+
+	vars := map[string]*variable{}
+	var order []string
+	var locals []*hclsyntax.Attribute
+	var natsplan, objects []*hclsyntax.Block
+	for i, name := range files {
+		f, ds := parseConfig(srcs[i], name, st.inline)
+		if f != nil {
+			l.files[name] = f
+		}
+		st.diags = append(st.diags, ds...)
+		if ds.HasErrors() || f == nil {
+			continue // a file that does not parse is reported once, not decoded
+		}
+		body, ok := f.Body.(*hclsyntax.Body)
+		if !ok {
+			continue
+		}
+		for _, a := range sortedSyntaxAttrs(body.Attributes) {
+			st.errorf(a.NameRange, "Unsupported argument",
+				"%q cannot be set at the top level of a file, which holds only blocks: %s.", a.Name, strings.Join(topLevel, ", "))
+		}
+		for _, b := range body.Blocks {
+			if !st.labels(b) {
+				continue
+			}
+			switch b.Type {
+			case "variable":
+				v, ds := decodeVariable(b, st.ctx, st.inline)
+				st.diags = append(st.diags, ds...)
+				if st.unique("var."+v.name, "variable", b.LabelRanges[0]) {
+					vars[v.name] = v
+					order = append(order, v.name)
+				}
+			case "locals":
+				if _, ok := st.inline[b]; ok {
+					st.errorf(b.OpenBraceRange, "Invalid locals block", "Write one NAME = value per line in a locals block.")
+					continue
+				}
+				for _, it := range bodyItems(b.Body) {
+					if it.block != nil {
+						st.errorf(it.nameRange, "Unsupported block type", "A locals block holds only NAME = value attributes.")
+						continue
+					}
+					locals = append(locals, b.Body.Attributes[it.name])
+				}
+			case "natsplan":
+				natsplan = append(natsplan, b)
+			default:
+				objects = append(objects, b)
+			}
+		}
+	}
+
+	vals, ds := resolveVariables(vars, order, in, l.files, st.ctx)
+	st.diags = append(st.diags, ds...)
+	for _, name := range order {
+		if _, ok := vals[name]; !ok {
+			vals[name] = cty.DynamicVal // already reported; uses stay quiet
+		}
+	}
+	st.ctx.Variables["var"] = cty.ObjectVal(vals)
+	st.diags = append(st.diags, evalLocals(locals, st.ctx)...)
+
+	for i, b := range natsplan {
+		if i > 0 {
+			st.errorf(b.DefRange(), "Duplicate natsplan block",
+				"natsplan is already configured at %s; keep one natsplan block per configuration.", rangeString(natsplan[0].DefRange()))
+			continue
+		}
+		st.natsplan(b)
+	}
+	for _, b := range objects {
+		st.object(b)
+	}
+	if len(objects) > 0 && st.m.Project == "" {
+		st.missingProject(natsplan, objects[0])
+	}
+	st.diags = append(st.diags, expandGroups(st.m)...)
+	st.diags = append(st.diags, expandBuckets(st.m)...)
+	return st.m, st.diags
+}
+
+func (st *loadState) errorf(subject hcl.Range, summary, format string, args ...any) {
+	r := subject
+	st.diags = append(st.diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary,
+		Detail: fmt.Sprintf(format, args...), Subject: &r})
+}
+
+// labels checks a top-level block's type and number of labels.
+func (st *loadState) labels(b *hclsyntax.Block) bool {
+	want, ok := blockLabels[b.Type]
+	if !ok {
+		st.errorf(b.TypeRange, "Unsupported block type",
+			"Blocks of type %q are not expected here.%s The top level holds %s.", b.Type, didYouMean(b.Type, topLevel), strings.Join(topLevel, ", "))
+		return false
+	}
+	usage := b.Type
+	for _, l := range want {
+		usage += fmt.Sprintf(" %q", l)
+	}
+	usage += " { ... }"
+	switch {
+	case len(b.Labels) < len(want):
+		st.errorf(b.OpenBraceRange, "Missing name for "+b.Type, "A %s block needs %d label(s): %s.", b.Type, len(want), usage)
+		return false
+	case len(b.Labels) > len(want):
+		st.errorf(b.LabelRanges[len(want)], "Extraneous label for "+b.Type, "A %s block takes %d label(s): %s.", b.Type, len(want), usage)
+		return false
+	}
+	return true
+}
+
+// unique records the first declaration of address and reports later ones.
+func (st *loadState) unique(address, what string, r hcl.Range) bool {
+	if first, dup := st.declared[address]; dup {
+		st.errorf(r, "Duplicate "+what, "%s is already declared at %s; names must be unique, so rename or remove one.", address, rangeString(first))
+		return false
+	}
+	st.declared[address] = r
+	return true
+}
+
+func (st *loadState) missingProject(natsplan []*hclsyntax.Block, first *hclsyntax.Block) {
+	const why = "natsplan marks every object it creates with the project name and only ever deletes objects carrying that mark"
+	if len(natsplan) > 0 {
+		st.errorf(natsplan[0].DefRange(), "Missing project name", "Set project = \"<name>\" in this natsplan block: %s.", why)
+		return
+	}
+	st.errorf(first.DefRange(), "Missing natsplan block",
+		"Add natsplan { project = \"<name>\" } to one of the files: %s.", why)
+}
+
+// sortByRange sorts xs by file name and then position.
+func sortByRange[T any](xs []T, rng func(T) hcl.Range) {
+	sort.SliceStable(xs, func(i, j int) bool {
+		a, b := rng(xs[i]), rng(xs[j])
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		return a.Start.Byte < b.Start.Byte
+	})
+}
