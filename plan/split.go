@@ -7,33 +7,26 @@ import (
 )
 
 // splitStream turns the changed fields of one stream into the updates the server
-// accepts: it refuses to move (placement) and scale (num_replicas) in one update, and
-// to do either together with a retention change (10123). Each part is its own Change
-// with the intermediate config as After; parts run in order.
+// accepts: it refuses to move (placement) and to scale (num_replicas) or change
+// retention in the same update (10123, jsClusteredStreamUpdateRequestLocked). The move
+// then goes in its own, later part; each part is its own Change with the intermediate
+// config as After, and parts run in order.
 func splitStream(before, want server.StreamConfig, fields []*FieldChange) []*Change {
-	var rest, replicas, placement []*FieldChange
-	retention := false
+	var rest, placement []*FieldChange
+	reconfigures := false
 	for _, f := range fields {
 		switch topKey(f.Path) {
 		case "placement":
 			placement = append(placement, f)
-		case "num_replicas":
-			replicas = append(replicas, f)
-		default:
-			if topKey(f.Path) == "retention" {
-				retention = true
-			}
-			rest = append(rest, f)
+			continue
+		case "num_replicas", "retention":
+			reconfigures = true
 		}
+		rest = append(rest, f)
 	}
-	var parts [][]*FieldChange
-	switch {
-	case retention:
-		parts = [][]*FieldChange{rest, replicas, placement}
-	case len(replicas) > 0 && len(placement) > 0:
-		parts = [][]*FieldChange{append(rest, replicas...), placement}
-	default:
-		parts = [][]*FieldChange{fields}
+	parts := [][]*FieldChange{fields}
+	if reconfigures && len(placement) > 0 {
+		parts = [][]*FieldChange{rest, placement}
 	}
 	var nonEmpty [][]*FieldChange
 	for _, p := range parts {

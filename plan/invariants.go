@@ -1,0 +1,202 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// The invariant codes (DESIGN.md §4); each has a page docs/rules/<code>.md.
+const (
+	CodeFetchAboveAckPending = "NP101"
+	CodeAckPendingPool       = "NP102"
+	CodeFanOut               = "NP103"
+	CodeAckWait              = "NP104"
+	CodeCPUConcurrency       = "NP105"
+	CodePerKeyOrdering       = "NP106"
+	CodeGlobalSerialisation  = "NP107"
+	CodeNoDeadLetter         = "NP108"
+	CodePullLimits           = "NP109"
+	CodeBadPartitioning      = "NP201"
+	CodePartitionCoverage    = "NP202"
+	CodeWorkqueueOverlap     = "NP203"
+	CodeRepartition          = "NP204"
+	CodeDeadFilter           = "NP205"
+)
+
+// CheckInvariants proves the rules that make concurrent consumers correct on the
+// desired model. live is nil offline (validate); with it (plan) the checks also see
+// the consumers on the server that the files do not declare, the live partition
+// counts, and the account and server limits behind the consumer defaults. It is pure.
+func CheckInvariants(desired, live *model.Model) []*Finding {
+	v := &invariants{desired: desired, live: live}
+	if live != nil {
+		v.target = live.Target
+	}
+	v.checkMappings()
+	for _, name := range sortedNames(desired.Groups) {
+		v.checkGroup(desired.Groups[name])
+	}
+	for _, k := range desired.ConsumerKeys() {
+		if c := desired.Consumers[k]; c.Group == "" {
+			v.checkPlainConsumer(c)
+		}
+	}
+	v.checkFanOut()
+	v.checkWorkqueues()
+	v.checkDeadFilters()
+	sort.SliceStable(v.out, func(i, j int) bool {
+		if v.out[i].Code != v.out[j].Code {
+			return v.out[i].Code < v.out[j].Code
+		}
+		return v.out[i].Address < v.out[j].Address
+	})
+	return v.out
+}
+
+// invariants holds one CheckInvariants run.
+type invariants struct {
+	desired, live *model.Model
+	target        *model.Target
+	out           []*Finding
+}
+
+func (v *invariants) add(code string, sev Severity, addr string, r hcl.Range, format string, args ...any) {
+	v.out = append(v.out, &Finding{Code: code, Severity: sev, Address: addr, Range: rangeString(r),
+		Message: fmt.Sprintf(format, args...)})
+}
+
+// rangeString renders r as file:line:col, or "" when unknown.
+func rangeString(r hcl.Range) string {
+	if r.Filename == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
+}
+
+// groupRange is the range of a group attribute ("mapping", "consumer.ack_wait",
+// "workers.count"), else the group block's.
+func groupRange(g *model.ConsumerGroup, path string) hcl.Range {
+	if g.Decl == nil {
+		return hcl.Range{}
+	}
+	if r, ok := g.Decl.Fields[path]; ok {
+		return r
+	}
+	if rest, ok := strings.CutPrefix(path, "workers."); ok && g.Workers != nil && g.Workers.Decl != nil {
+		if r, ok := g.Workers.Decl.Fields[rest]; ok {
+			return r
+		}
+	}
+	return g.Decl.Range
+}
+
+// consumerRange is the range of a consumer field: on its own block, or on the group
+// that generated it (filters on the group, other fields in its consumer {} template).
+func (v *invariants) consumerRange(c *model.Consumer, field string) hcl.Range {
+	if g := v.groupOf(c); g != nil {
+		if field == "filter_subjects" || field == "filter_subject" {
+			return groupRange(g, "filter_subjects")
+		}
+		return groupRange(g, "consumer."+field)
+	}
+	if c.Decl == nil {
+		return hcl.Range{}
+	}
+	if field == "filter_subjects" {
+		if r, ok := c.Decl.Fields["filter_subject"]; ok {
+			return r
+		}
+	}
+	return c.Decl.FieldRange(field)
+}
+
+// groupOf is the declared group that generated c.
+func (v *invariants) groupOf(c *model.Consumer) *model.ConsumerGroup {
+	if name, ok := strings.CutPrefix(c.Group, "consumer_group."); ok {
+		return v.desired.Groups[name]
+	}
+	return nil
+}
+
+// streamConfig is the normalised config a stream will have: declared, else live.
+func (v *invariants) streamConfig(name string) *server.StreamConfig {
+	if s := v.desired.Streams[name]; s != nil {
+		cfg := s.Config
+		if cfg.Name == "" {
+			cfg.Name = name
+		}
+		cfg = NormalizeStream(cfg, v.target)
+		return &cfg
+	}
+	if v.live != nil {
+		if s := v.live.Streams[name]; s != nil {
+			cfg := s.Config
+			return &cfg
+		}
+	}
+	return nil
+}
+
+// config is a consumer's config with the server's defaults filled in (live configs
+// already carry them).
+func (v *invariants) config(c *model.Consumer) server.ConsumerConfig {
+	if c.State != nil || c.Decl == nil && v.live != nil && v.live.Consumers[c.Key()] == c {
+		return c.Config
+	}
+	return NormalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target)
+}
+
+// consumers are the consumers of stream once the plan is applied: the declared ones
+// and the live durables it leaves alone (not this project's; or this project's but
+// kept by prevent_destroy). Server-made consumers and ephemerals are left out.
+func (v *invariants) consumers(stream string) []*model.Consumer {
+	out := v.desired.ConsumersOf(stream)
+	if v.live == nil {
+		return out
+	}
+	for _, lc := range v.live.ConsumersOf(stream) {
+		if _, declared := v.desired.Consumers[lc.Key()]; declared || lc.IsSystem() || lc.Config.Durable == "" {
+			continue
+		}
+		owned := lc.Owner() == v.desired.Project && v.desired.Project != ""
+		if owned && lc.Config.Metadata[model.MetaPreventDestroy] != "true" {
+			continue // this plan deletes it
+		}
+		out = append(out, lc)
+	}
+	return out
+}
+
+// streamsWithConsumers lists every stream that has a consumer, declared or live.
+func (v *invariants) streamsWithConsumers() []string {
+	set := map[string]bool{}
+	for k := range v.desired.Consumers {
+		set[k.Stream] = true
+	}
+	if v.live != nil {
+		for k := range v.live.Consumers {
+			set[k.Stream] = true
+		}
+	}
+	return sortedNames(set)
+}
+
+// declared reports whether c comes from the files.
+func (v *invariants) declared(c *model.Consumer) bool {
+	return v.desired.Consumers[c.Key()] == c
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
