@@ -1,0 +1,219 @@
+// Package apply executes a plan against the server: in the plan's step order, with
+// bounded parallelism inside a step, never starting a change before what it depends on
+// succeeded, and reporting per change what was and was not done.
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/plan"
+)
+
+// DefaultParallelism is how many changes of one step run at once when Options leave it
+// unset. BenchmarkApply (docs/apply.md has the numbers) shows creates stop getting
+// faster past it on one server, and it is the size of the server's own pool of API
+// workers on machines with 16 or more cores, so more only queues inside the server.
+const DefaultParallelism = 16
+
+// Options control a run.
+type Options struct {
+	// Parallelism bounds how many changes of one step are in flight; 0 means DefaultParallelism.
+	Parallelism int
+	// AllowDelete lets a plan that deletes or replaces objects run; without it such a
+	// plan is refused before anything is sent.
+	AllowDelete bool
+	// AllowDataLoss accepts the error findings that name it (NP301: deleting a stream
+	// that holds messages); without it such a plan is refused.
+	AllowDataLoss bool
+	// Progress receives a line per change (stderr in the CLI); nil discards them.
+	Progress io.Writer
+	// TTY lets progress redraw a status line instead of writing plain lines.
+	TTY bool
+	// Stop is closed on the first Ctrl-C: nothing new starts, in-flight requests finish.
+	Stop <-chan struct{}
+}
+
+// Run executes p against the server. It refuses (a *RefusedError, every change refused,
+// nothing sent) when the plan has error findings that o does not override, or deletes
+// without AllowDelete. A failed change does not stop the run: everything that does not
+// depend on it, directly or not, still runs, and the Result says what was and was not
+// done. The error is for refusals and for plans that can not start; failed changes are
+// in the Result only.
+func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result, error) {
+	if c == nil || p == nil {
+		return nil, errors.New("apply: a client and a plan are required")
+	}
+	deps, err := graph(p)
+	if err != nil {
+		return nil, fmt.Errorf("apply: the plan can not run: %w", err)
+	}
+	if reasons := refusals(p, o); len(reasons) > 0 {
+		refused := &RefusedError{Reasons: reasons}
+		res := newResult(p, StatusRefused)
+		for _, s := range res.Steps {
+			s.Err = refused
+		}
+		return res, refused
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("apply: %w", err)
+	}
+	par := o.Parallelism
+	if par <= 0 {
+		par = DefaultParallelism
+	}
+	r := &runner{
+		c: c, p: p, deps: deps, par: par, stop: o.Stop,
+		res:  newResult(p, StatusNotStarted),
+		prog: newProgress(o.Progress, o.TTY, len(p.Changes)),
+	}
+	r.run(ctx)
+	return r.res, nil
+}
+
+// runner schedules the changes of one run. Only run's goroutine touches its state; the
+// requests run in their own goroutines and report back on a channel.
+type runner struct {
+	c    *jsapi.Client
+	p    *plan.Plan
+	deps [][]int
+	par  int
+	stop <-chan struct{}
+	res  *Result
+	prog *progress
+	// halted is set once Stop is closed or ctx ends: nothing new starts after.
+	halted bool
+}
+
+type outcome struct {
+	i   int
+	err error
+	d   time.Duration
+}
+
+func (r *runner) run(ctx context.Context) {
+	defer r.prog.close()
+	done := make(chan outcome)
+	running := 0
+	for _, pending := range r.steps() {
+		for len(pending) > 0 || running > 0 {
+			rest := pending[:0]
+			for _, i := range pending {
+				blocker, ready := r.depState(i)
+				switch {
+				case blocker >= 0:
+					r.skip(i, blocker)
+				case r.stopped(ctx):
+					// stays not_started
+				case !ready || running >= r.par:
+					rest = append(rest, i)
+				default:
+					running++
+					r.start(ctx, i, done)
+				}
+			}
+			pending = rest
+			if running == 0 {
+				// Every dependency is in this step or an earlier, finished one and the
+				// graph has no cycle, so with nothing running nothing can be pending.
+				break
+			}
+			var stop, cancelled <-chan struct{}
+			if !r.halted {
+				stop, cancelled = r.stop, ctx.Done()
+			}
+			select {
+			case o := <-done:
+				running--
+				r.finish(o)
+			case <-stop:
+				r.stopped(ctx)
+			case <-cancelled:
+				r.stopped(ctx)
+			}
+		}
+	}
+}
+
+// stopped reports whether Stop was closed or ctx ended, and says so once.
+func (r *runner) stopped(ctx context.Context) bool {
+	if r.halted {
+		return true
+	}
+	select {
+	case <-r.stop:
+	case <-ctx.Done():
+	default:
+		return false
+	}
+	r.halted = true
+	r.prog.stopping()
+	return true
+}
+
+// steps groups the changes by step, in step order and plan order within a step.
+func (r *runner) steps() [][]int {
+	byStep := map[int][]int{}
+	var order []int
+	for i, ch := range r.p.Changes {
+		if _, ok := byStep[ch.Step]; !ok {
+			order = append(order, ch.Step)
+		}
+		byStep[ch.Step] = append(byStep[ch.Step], i)
+	}
+	sort.Ints(order)
+	out := make([][]int, len(order))
+	for k, s := range order {
+		out[k] = byStep[s]
+	}
+	return out
+}
+
+// depState returns a dependency of change i that failed or was skipped (or -1), and
+// whether all its dependencies are done.
+func (r *runner) depState(i int) (blocker int, ready bool) {
+	ready = true
+	for _, j := range r.deps[i] {
+		switch r.res.Steps[j].Status {
+		case StatusFailed, StatusSkipped:
+			return j, false
+		case StatusDone:
+		default:
+			ready = false
+		}
+	}
+	return -1, ready
+}
+
+func (r *runner) skip(i, blocker int) {
+	b := r.res.Steps[blocker]
+	s := r.res.Steps[i]
+	s.Status = StatusSkipped
+	s.Err = fmt.Errorf("skipped because %s %s", b.Address, b.Status)
+	r.prog.skipped(s)
+}
+
+func (r *runner) start(ctx context.Context, i int, done chan<- outcome) {
+	r.prog.started(r.res.Steps[i])
+	ch := r.p.Changes[i]
+	go func() {
+		start := time.Now()
+		err := execute(ctx, r.c, ch)
+		done <- outcome{i, err, time.Since(start)}
+	}()
+}
+
+func (r *runner) finish(o outcome) {
+	s := r.res.Steps[o.i]
+	s.Status, s.Err, s.Duration = StatusDone, nil, o.d
+	if o.err != nil {
+		s.Status, s.Err = StatusFailed, o.err
+	}
+	r.prog.done(s)
+}
