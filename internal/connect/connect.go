@@ -199,16 +199,14 @@ func loadContext(ctx context.Context, o Options) ([]byte, string, error) {
 	return data, name, nil
 }
 
-// authKeys are the context fields that carry credentials.
-var authKeys = []string{"user", "password", "creds", "nkey", "token", "user_jwt", "user_seed", "nsc"}
-
 // withoutAuth removes the credentials from a context's JSON, but the user name when keepUser.
 func withoutAuth(data []byte, keepUser bool) ([]byte, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
-	for _, k := range authKeys {
+	// The context fields that carry credentials.
+	for _, k := range []string{"user", "password", "creds", "nkey", "token", "user_jwt", "user_seed", "nsc"} {
 		if k != "user" || !keepUser {
 			delete(m, k)
 		}

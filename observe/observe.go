@@ -1,0 +1,238 @@
+// Package observe reads the live server into model.Model, the type the files are
+// decoded into, so plan can diff the two as values.
+//
+// Every stream and consumer of the account is read with STREAM.LIST and CONSUMER.LIST
+// (256 a page), the consumer lists of many streams concurrently. Configs are kept as
+// the server stored them; plan normalises. Objects the server lists but cannot report
+// (offline, or missing from a clustered list) are recorded in Model.Offline as
+// "<address>: <reason>" with address stream.<NAME> or consumer.<STREAM>.<NAME>, and
+// do not fail the read.
+package observe
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/model"
+)
+
+// DefaultParallelism is how many consumer lists are read at once when Options leaves
+// it unset (chosen from BenchmarkRead; see the package tests).
+const DefaultParallelism = 16
+
+// Options tune a read.
+type Options struct {
+	// Parallelism bounds the concurrent CONSUMER.LIST requests; 0 means DefaultParallelism.
+	Parallelism int
+}
+
+func (o Options) parallelism() int {
+	if o.Parallelism > 0 {
+		return o.Parallelism
+	}
+	return DefaultParallelism
+}
+
+// Read reads the target and every stream and consumer of the account.
+func Read(ctx context.Context, c *jsapi.Client, o Options) (*model.Model, error) {
+	m := model.New()
+	t, err := readTarget(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	m.Target = t
+	if err := readStreams(ctx, c, m); err != nil {
+		return nil, err
+	}
+	if err := readAllConsumers(ctx, c, m, o.parallelism()); err != nil {
+		return nil, err
+	}
+	sort.Strings(m.Offline)
+	return m, nil
+}
+
+// readStreams pages through STREAM.LIST into m.
+func readStreams(ctx context.Context, c *jsapi.Client, m *model.Model) error {
+	seen := map[string]bool{}
+	for offset := 0; ; {
+		page, err := c.ListStreams(ctx, offset)
+		if err != nil {
+			return fmt.Errorf("observe streams: %w", err)
+		}
+		fresh := 0
+		for _, si := range page.Streams {
+			if si == nil || seen[si.Config.Name] {
+				continue
+			}
+			seen[si.Config.Name] = true
+			fresh++
+			m.Streams[si.Config.Name] = toStream(si)
+		}
+		fresh += recordMissing(m, seen, page.Missing, page.Offline, streamAddress)
+		offset += fresh
+		// A clustered list reports a stream whose peers are all offline in both
+		// streams and missing, so the offset advances by distinct names; a page
+		// with nothing new ends the walk rather than looping.
+		if offset >= page.Total || fresh == 0 {
+			return nil
+		}
+	}
+}
+
+// readAllConsumers reads the consumers of every stream in m, a bounded number at a time.
+func readAllConsumers(ctx context.Context, c *jsapi.Client, m *model.Model, parallelism int) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism)
+	var mu sync.Mutex
+	for _, name := range m.StreamNames() {
+		g.Go(func() error {
+			cons, offline, gone, err := readConsumers(gctx, c, name)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if gone {
+				// Deleted between the stream list and its consumer list: it is absent.
+				delete(m.Streams, name)
+				return nil
+			}
+			for _, cn := range cons {
+				m.Consumers[cn.Key()] = cn
+			}
+			m.Offline = append(m.Offline, offline...)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// readConsumers pages through CONSUMER.LIST of one stream. gone reports that the
+// stream no longer exists.
+func readConsumers(ctx context.Context, c *jsapi.Client, stream string) (cons []*model.Consumer, offline []string, gone bool, err error) {
+	seen := map[string]bool{}
+	tmp := model.New()
+	for offset := 0; ; {
+		page, err := c.ListConsumers(ctx, stream, offset)
+		if jsapi.IsNotFound(err) {
+			return nil, nil, true, nil
+		}
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("observe consumers of %s: %w", stream, err)
+		}
+		fresh := 0
+		for _, ci := range page.Consumers {
+			if ci == nil || ci.Config == nil || seen[ci.Name] {
+				continue
+			}
+			seen[ci.Name] = true
+			fresh++
+			cons = append(cons, toConsumer(ci))
+		}
+		fresh += recordMissing(tmp, seen, page.Missing, page.Offline, func(n string) string { return consumerAddress(stream, n) })
+		offset += fresh
+		if offset >= page.Total || fresh == 0 {
+			return cons, tmp.Offline, false, nil
+		}
+	}
+}
+
+// recordMissing adds the listed-but-unreported names to m.Offline and returns how
+// many of them were not seen before on this walk.
+func recordMissing(m *model.Model, seen map[string]bool, missing []string, offline map[string]string, address func(string) string) int {
+	names := map[string]bool{}
+	for _, n := range missing {
+		names[n] = true
+	}
+	for n := range offline {
+		names[n] = true
+	}
+	fresh := 0
+	for _, n := range sortedKeys(names) {
+		if !seen[n] {
+			fresh++
+		}
+		seen[n] = true
+		reason := offline[n]
+		if reason == "" {
+			reason = "no response from the servers that hold it"
+		}
+		m.Offline = append(m.Offline, address(n)+": "+reason)
+	}
+	return fresh
+}
+
+func sortedKeys(s map[string]bool) []string {
+	out := make([]string, 0, len(s))
+	for k := range s {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func streamAddress(name string) string { return "stream." + name }
+
+func consumerAddress(stream, name string) string { return "consumer." + stream + "." + name }
+
+// toStream converts a stream's info into the model, keeping the config as stored.
+func toStream(si *server.StreamInfo) *model.Stream {
+	cfg := si.Config
+	cfg.Metadata = stripResponseMeta(cfg.Metadata)
+	kind, bucket := Classify(&cfg)
+	st := &model.StreamState{
+		Msgs:      si.State.Msgs,
+		Bytes:     si.State.Bytes,
+		FirstSeq:  si.State.FirstSeq,
+		LastSeq:   si.State.LastSeq,
+		Consumers: si.State.Consumers,
+		Created:   si.Created.UTC(),
+	}
+	if si.Cluster != nil {
+		st.Cluster, st.Leader = si.Cluster.Name, si.Cluster.Leader
+	}
+	return &model.Stream{Name: cfg.Name, Kind: kind, Bucket: bucket, Config: cfg, State: st}
+}
+
+// toConsumer converts a consumer's info into the model, keeping the config as stored.
+func toConsumer(ci *server.ConsumerInfo) *model.Consumer {
+	cfg := *ci.Config
+	cfg.Metadata = stripResponseMeta(cfg.Metadata)
+	return &model.Consumer{
+		Stream: ci.Stream,
+		Name:   ci.Name,
+		Config: cfg,
+		State: &model.ConsumerState{
+			NumPending:     ci.NumPending,
+			NumAckPending:  ci.NumAckPending,
+			NumRedelivered: ci.NumRedelivered,
+			NumWaiting:     ci.NumWaiting,
+			Created:        ci.Created.UTC(),
+		},
+	}
+}
+
+// stripResponseMeta drops _nats.ver and _nats.level: the server adds them to INFO and
+// create replies but never stores them (LIST replies leave them out), so dropping them
+// makes a config read by Read and by ReadObjects the same value.
+func stripResponseMeta(md map[string]string) map[string]string {
+	if md == nil {
+		return nil
+	}
+	out := make(map[string]string, len(md))
+	for k, v := range md {
+		out[k] = v
+	}
+	delete(out, "_nats.ver")
+	delete(out, "_nats.level")
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
