@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -123,16 +124,7 @@ accounts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.NoLog, opts.NoSigs = true, true
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	s := testsrv.StartOptions(t, opts)
 	nc := connect(t, strings.Replace(s.ClientURL(), "nats://", "nats://u:p@", 1))
 
 	m, err := Read(context.Background(), jsapi.New(nc, "", 5*time.Second), Options{})
@@ -164,17 +156,8 @@ func TestLimitsTiers(t *testing.T) {
 
 // TestReadDomain reads a server with a JetStream domain through $JS.<domain>.API.
 func TestReadDomain(t *testing.T) {
-	opts := &server.Options{ServerName: "hub1", Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, JetStreamDomain: "hub", StoreDir: t.TempDir()}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	s := testsrv.StartOptions(t, &server.Options{ServerName: "hub1", Host: "127.0.0.1", Port: -1,
+		JetStream: true, JetStreamDomain: "hub", StoreDir: t.TempDir()})
 	nc := connect(t, s.ClientURL())
 
 	c := jsapi.New(nc, "hub", 5*time.Second)

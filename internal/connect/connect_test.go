@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/internal/embedded"
+	"github.com/natsplan/natsplan/internal/testsrv"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -83,18 +84,9 @@ func TestFromEnvBadTimeout(t *testing.T) {
 // has no auth, so the server options are built here.
 func startAuthServer(t *testing.T, configure func(*server.Options)) *server.Server {
 	t.Helper()
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true}
+	opts := &server.Options{Host: "127.0.0.1", Port: -1}
 	configure(opts)
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
+	return testsrv.StartOptions(t, opts)
 }
 
 // writeContext saves a nats CLI context under dir, as `nats context save` would.

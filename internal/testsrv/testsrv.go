@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/embedded"
@@ -108,4 +109,21 @@ func (c *Cluster) peersReported() bool {
 		return len(info) == 3
 	}
 	return false
+}
+
+// StartOptions starts a server from hand-built options (auth, accounts, a JetStream
+// domain: what embedded.Options does not cover), quiet, and stops it with the test.
+func StartOptions(t testing.TB, opts *server.Options) *server.Server {
+	t.Helper()
+	opts.NoLog, opts.NoSigs = true, true
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready after 10s")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
 }
