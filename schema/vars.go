@@ -72,10 +72,13 @@ func decodeVariable(b *hclsyntax.Block, funcs *hcl.EvalContext, inline inlineBod
 			cv, err := convert.Convert(val, v.typ)
 			if err != nil {
 				d.errorf(defExpr.Range(), "Invalid default value for variable", "The default of var.%s does not match its type: %s.", v.name, err)
+				v.def = cty.DynamicVal // reported; not also "no value"
 			} else {
 				v.def = cv
 			}
-		} else if !d.hasErrors() {
+		} else if d.hasErrors() {
+			v.def = cty.DynamicVal
+		} else {
 			v.def = cty.NullVal(v.typ)
 		}
 	}

@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+consumer "ORDERS" "audit" {
+  backoff = ["1m", "soon"] # ERROR: Invalid duration
+}

@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+consumer "ORDERS" "audit" {
+  opt_start_time = "yesterday" # ERROR: Invalid time
+}

@@ -1,0 +1,8 @@
+natsplan {
+  project = "t"
+}
+
+consumer "ORDERS" "audit" {
+}
+consumer "ORDERS" "audit" { # ERROR: Duplicate consumer
+}

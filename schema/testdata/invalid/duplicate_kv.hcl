@@ -1,0 +1,8 @@
+natsplan {
+  project = "t"
+}
+
+kv "sessions" {
+}
+kv "sessions" { # ERROR: Duplicate kv
+}

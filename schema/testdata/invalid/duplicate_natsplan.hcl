@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+natsplan { # ERROR: Duplicate natsplan block
+  project = "u"
+}

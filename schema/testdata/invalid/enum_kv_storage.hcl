@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+kv "sessions" {
+  storage = "disk" # ERROR: Invalid storage value
+}

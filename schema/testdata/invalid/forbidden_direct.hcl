@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+consumer "ORDERS" "audit" {
+  direct = true # ERROR: Argument not allowed
+}

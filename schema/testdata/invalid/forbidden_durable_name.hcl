@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+consumer "ORDERS" "audit" {
+  durable_name = "other" # ERROR: Argument not allowed
+}

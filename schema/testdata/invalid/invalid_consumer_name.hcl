@@ -1,0 +1,6 @@
+natsplan {
+  project = "t"
+}
+
+consumer "ORDERS" "my audit" { # ERROR: Invalid consumer name
+}

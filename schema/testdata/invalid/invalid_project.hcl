@@ -1,0 +1,3 @@
+natsplan {
+  project = "my shop" # ERROR: Invalid project name
+}

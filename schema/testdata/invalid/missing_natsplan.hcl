@@ -1,0 +1,2 @@
+stream "ORDERS" { # ERROR: Missing natsplan block
+}

@@ -1,0 +1,4 @@
+natsplan { # ERROR: Missing project name
+}
+stream "ORDERS" {
+}

@@ -1,0 +1,8 @@
+natsplan {
+  project = "t"
+}
+
+stream "ORDERS" {
+  placement "east" { # ERROR: Extraneous label
+  }
+}

@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+stream "ORDERS" {
+  metadata = { "natsplan.project" = "other" } # ERROR: Reserved metadata key
+}

@@ -1,0 +1,10 @@
+natsplan {
+  project = "t"
+}
+
+stream "ARCHIVE" {
+  sources = [{ name = "ORDERS" }]
+  source { # ERROR: Duplicate argument
+    name = "OTHER"
+  }
+}

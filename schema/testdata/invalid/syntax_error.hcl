@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+stream "ORDERS" {
+  subjects = ["orders.>" "x"] # ERROR: Missing item separator
+}

@@ -1,0 +1,5 @@
+natsplan {
+  project = "t"
+}
+
+replicas = 3 # ERROR: Unsupported argument

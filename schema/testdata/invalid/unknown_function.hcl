@@ -1,0 +1,7 @@
+natsplan {
+  project = "t"
+}
+
+stream "ORDERS" {
+  description = uppercase("x") # ERROR: Call to unknown function
+}
