@@ -143,10 +143,10 @@ func (v *invariants) streamConfig(name string) *server.StreamConfig {
 	return nil
 }
 
-// config is a consumer's config with the server's defaults filled in (live configs
-// already carry them).
+// config is a consumer's config with the server's defaults filled in; live configs
+// already carry them.
 func (v *invariants) config(c *model.Consumer) server.ConsumerConfig {
-	if c.State != nil || c.Decl == nil && v.live != nil && v.live.Consumers[c.Key()] == c {
+	if !v.declared(c) {
 		return c.Config
 	}
 	return NormalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target)

@@ -43,32 +43,57 @@ func Intersect(a, b string) (string, bool) {
 }
 
 // StoredSpaces returns patterns covering every subject a stream with these subjects
-// and this subject_transform can store: a subject the transform's source matches is
-// stored transformed, any other is stored as published. Where a destination function
-// can not be followed exactly the pattern widens (`*`, or `>` for functions that may
-// emit several tokens), so a filter that collides with none of the patterns can never
-// match a stored message.
-func StoredSpaces(subjects []string, tr *server.SubjectTransformConfig) []string {
+// and this subject_transform can store: transformed holds what the transform's source
+// matches, stored transformed; passthrough the stream subjects stored as published
+// (some of their subjects may be transformed too). Where a destination function can
+// not be followed exactly the pattern widens (`*`, or `>` for functions that may emit
+// several tokens), so the result never misses a stored subject.
+func StoredSpaces(subjects []string, tr *server.SubjectTransformConfig) (transformed, passthrough []string) {
 	if tr == nil || tr.Destination == "" {
-		return slices.Clone(subjects)
+		return nil, slices.Clone(subjects)
 	}
-	src := tr.Source
-	if src == "" {
-		src = ">"
-	}
-	var out []string
+	src := transformSource(tr)
 	for _, s := range subjects {
 		switch {
 		case server.SubjectMatchesFilter(s, src):
-			out = append(out, transformPattern(s, src, tr.Destination))
+			transformed = append(transformed, transformPattern(s, src, tr.Destination))
 		case server.SubjectsCollide(s, src):
 			in, _ := Intersect(s, src)
-			out = append(out, s, transformPattern(in, src, tr.Destination))
+			transformed = append(transformed, transformPattern(in, src, tr.Destination))
+			passthrough = append(passthrough, s)
 		default:
-			out = append(out, s)
+			passthrough = append(passthrough, s)
 		}
 	}
-	return out
+	return transformed, passthrough
+}
+
+// FilterCanMatch reports whether a consumer filter can match any subject a stream with
+// these subjects and transform stores. It errs towards true.
+func FilterCanMatch(filter string, subjects []string, tr *server.SubjectTransformConfig) bool {
+	transformed, passthrough := StoredSpaces(subjects, tr)
+	for _, t := range transformed {
+		if server.SubjectsCollide(filter, t) {
+			return true
+		}
+	}
+	// Every subject the filter matches is one the transform rewrites: none is stored as published.
+	if tr != nil && tr.Destination != "" && server.SubjectMatchesFilter(filter, transformSource(tr)) {
+		return false
+	}
+	for _, p := range passthrough {
+		if server.SubjectsCollide(filter, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func transformSource(tr *server.SubjectTransformConfig) string {
+	if tr.Source == "" {
+		return ">"
+	}
+	return tr.Source
 }
 
 // transformPattern applies the transform src -> dest to a subject pattern s that src

@@ -226,13 +226,20 @@ func TestIntersectAndStoredSpaces(t *testing.T) {
 		}
 	}
 	tr := &server.SubjectTransformConfig{Source: "orders.*.*", Destination: "{{partition(8,1)}}.orders.{{wildcard(1)}}.{{wildcard(2)}}"}
-	got := StoredSpaces([]string{"orders.>", "audit.x"}, tr)
-	want := []string{"orders.>", "*.orders.*.*", "audit.x"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("StoredSpaces = %v, want %v", got, want)
+	transformed, passthrough := StoredSpaces([]string{"orders.>", "audit.x"}, tr)
+	if strings.Join(transformed, " ") != "*.orders.*.*" || strings.Join(passthrough, " ") != "orders.> audit.x" {
+		t.Fatalf("StoredSpaces = %v, %v", transformed, passthrough)
+	}
+	for f, want := range map[string]bool{
+		"*.orders.*.created": true, "3.orders.c1.*": true, "orders.a": true, "orders.x.y.z": true, "audit.x": true,
+		"orders.*.created": false, "audit.y": false, "9.orders.*": false,
+	} {
+		if got := FilterCanMatch(f, []string{"orders.>", "audit.x"}, tr); got != want {
+			t.Errorf("FilterCanMatch(%q) = %v, want %v", f, got, want)
+		}
 	}
 	p, _ := Partition("orders.*.*", "orders.c42.x", 8, 1)
-	got = StoredSpaces([]string{"orders.c42.*"}, tr)
+	got, _ := StoredSpaces([]string{"orders.c42.*"}, tr)
 	if want := fmt.Sprintf("%d.orders.c42.*", p); got[0] != want {
 		t.Fatalf("StoredSpaces literal key = %v, want %s", got, want)
 	}
