@@ -43,45 +43,49 @@ func markdownDoc(p *plan.Plan, limit int) string {
 			warns = append(warns, f)
 		}
 	}
-	budget := func() int { return limit - b.Len() }
+	// Errors may take half of what is left; the other sections share the rest
+	// fairly, each passing on what it does not use, so one huge kind can not
+	// crowd out the sections after it.
+	var sections []mdSpec
 	if len(errs) > 0 {
-		b.WriteString(mdSection(fmt.Sprintf("**Errors (%d)**: apply refuses this plan until they are fixed.\n\n", len(errs)), "",
-			mdFindingLines(errs), "errors", budget()))
+		sections = append(sections, mdSpec{fmt.Sprintf("**Errors (%d)**: apply refuses this plan until they are fixed.\n\n", len(errs)),
+			"\n", mdFindingLines(errs), "errors"})
 	}
 	kinds, byKind := changesByKind(p.Changes)
-	for i, k := range kinds {
+	for _, k := range kinds {
 		cs := byKind[k]
-		// Leave each later section a share of what is left so one huge kind can not
-		// starve the rest of their summary lines.
-		later := len(kinds) - i - 1 + boolInt(len(warns) > 0) + boolInt(len(p.Unmanaged) > 0)
-		b.WriteString(mdSection(
-			fmt.Sprintf("<details><summary>%s: %s</summary>\n\n```diff\n", kindTitle(k), countActions(cs)),
-			"```\n\n</details>\n\n", mdChangeBlocks(cs), "changes", budget()-later*mdMinSection))
+		sections = append(sections, mdSpec{fmt.Sprintf("<details><summary>%s: %s</summary>\n\n```diff\n", kindTitle(k), countActions(cs)),
+			"```\n\n</details>\n\n", mdChangeBlocks(cs), "changes"})
 	}
 	if len(warns) > 0 {
-		b.WriteString(mdSection(fmt.Sprintf("<details><summary>Warnings (%d)</summary>\n\n", len(warns)),
-			"\n</details>\n\n", mdFindingLines(warns), "warnings", budget()-boolInt(len(p.Unmanaged) > 0)*mdMinSection))
+		sections = append(sections, mdSpec{fmt.Sprintf("<details><summary>Warnings (%d)</summary>\n\n", len(warns)),
+			"\n</details>\n\n", mdFindingLines(warns), "warnings"})
 	}
 	if len(p.Unmanaged) > 0 {
 		var lines []string
 		for _, o := range p.Unmanaged {
 			lines = append(lines, "- "+mdCode(o.Address)+mdReason(o.Reason)+"\n")
 		}
-		b.WriteString(mdSection(
+		sections = append(sections, mdSpec{
 			fmt.Sprintf("<details><summary>Unmanaged (%d): on the server, not in the files, never touched</summary>\n\n", len(p.Unmanaged)),
-			"\n</details>\n\n", lines, "objects", budget()))
+			"\n</details>\n\n", lines, "objects"})
+	}
+	for i, sec := range sections {
+		left := limit - b.Len()
+		share := left / (len(sections) - i)
+		if i == 0 && len(errs) > 0 && len(sections) > 1 {
+			share = left / 2
+		}
+		b.WriteString(mdSection(sec, share))
 	}
 	return b.String()
 }
 
-// mdMinSection is what a section needs to say that it left everything out.
-const mdMinSection = 200
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+// mdSpec is one section: its opening and closing text and its items.
+type mdSpec struct {
+	open, close string
+	items       []string
+	noun        string // what the items are, for the count of those left out
 }
 
 func mdHeader(p *plan.Plan) string {
@@ -170,8 +174,9 @@ func mdDestructiveLines(cs []*plan.Change) string {
 }
 
 // mdDestructiveGrouped writes one line per action and address prefix (a stream's
-// consumers share "consumer.STREAM."), naming each object once, and stops before
-// budget; it returns the text and how many changes it named.
+// consumers share "consumer.STREAM."), naming each object once, numbered runs as
+// ranges (see compressRuns), and stops before budget; it returns the text and how
+// many changes it named.
 func mdDestructiveGrouped(cs []*plan.Change, budget int) (string, int) {
 	type group struct{ action, prefix string }
 	names := map[group][]string{}
@@ -192,17 +197,17 @@ func mdDestructiveGrouped(cs []*plan.Change, budget int) (string, int) {
 			break
 		}
 		b.WriteString(line)
-		for i, n := range names[g] {
+		for i, n := range compressRuns(names[g]) {
 			sep := ", "
 			if i == 0 {
 				sep = ""
 			}
-			if b.Len()+len(sep)+len(n)+2 > budget {
+			if b.Len()+len(sep)+len(n.text)+2 > budget {
 				b.WriteString(" ...\n\n")
 				return b.String(), shown
 			}
-			b.WriteString(sep + n)
-			shown++
+			b.WriteString(sep + n.text)
+			shown += n.count
 		}
 		b.WriteString("\n")
 	}
@@ -226,28 +231,28 @@ func addressPrefix(addr string) (string, string) {
 	return addr[:i+1], mdPlain(addr[i+1:])
 }
 
-// mdSection writes open, then as many items as fit in budget, then a line counting
-// the items left out, then close. With no room at all it writes nothing.
-func mdSection(open, close string, items []string, noun string, budget int) string {
+// mdSection writes the section's opening, as many items as fit in budget, a line
+// counting the items left out, and its closing. With no room at all it writes nothing.
+func mdSection(sec mdSpec, budget int) string {
 	const noteRoom = 160
-	if budget < len(open)+len(close)+noteRoom {
+	if budget < len(sec.open)+len(sec.close)+noteRoom {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(open)
-	room := budget - len(open) - len(close) - noteRoom
+	b.WriteString(sec.open)
+	room := budget - len(sec.open) - len(sec.close) - noteRoom
 	shown := 0
-	for _, it := range items {
-		if b.Len()-len(open)+len(it) > room {
+	for _, it := range sec.items {
+		if b.Len()-len(sec.open)+len(it) > room {
 			break
 		}
 		b.WriteString(it)
 		shown++
 	}
-	if left := len(items) - shown; left > 0 {
-		fmt.Fprintf(&b, "... %d more %s not shown here: run `natsplan show` on the plan file for all of them.\n", left, noun)
+	if left := len(sec.items) - shown; left > 0 {
+		fmt.Fprintf(&b, "... %d more %s not shown here: run `natsplan show` on the plan file for all of them.\n", left, sec.noun)
 	}
-	b.WriteString(close)
+	b.WriteString(sec.close)
 	return b.String()
 }
 
@@ -258,7 +263,11 @@ func mdFindingLines(fs []*plan.Finding) []string {
 		if f.Range != "" {
 			where = " (" + mdPlain(f.Range) + ")"
 		}
-		out = append(out, fmt.Sprintf("- **%s** %s%s: %s\n", f.Code, mdCode(f.Address), where, mdPlain(f.Message)))
+		override := ""
+		if f.Overridable != "" {
+			override = " (`apply --" + f.Overridable + "` accepts it)"
+		}
+		out = append(out, fmt.Sprintf("- **%s** %s%s: %s%s\n", f.Code, mdCode(f.Address), where, mdPlain(f.Message), override))
 	}
 	return out
 }

@@ -69,11 +69,13 @@ func mdValue(path string, v any) string {
 		}
 		return mdDuration(v)
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the value lands in a code block, where < and > are literal
+	if err := enc.Encode(v); err != nil {
 		return "?"
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // mdDurationField reports whether a JSON field holds nanoseconds.
