@@ -85,13 +85,13 @@ func (c *computer) fieldRange(ch *Change, field string) string {
 		for k, dc := range c.desired.Consumers {
 			if dc.Address() == ch.Address {
 				_ = k
-				return dc.Decl.FieldRange(topKey(field)).String()
+				return fieldPos(dc.Decl, topKey(field))
 			}
 		}
 		return ch.Decl
 	}
 	if ds := c.desired.Streams[ch.Name]; ds != nil {
-		return ds.Decl.FieldRange(topKey(field)).String()
+		return fieldPos(ds.Decl, topKey(field))
 	}
 	return ch.Decl
 }

@@ -14,7 +14,7 @@ func (c *computer) checkOverlaps() {
 	for i, a := range names {
 		wa := c.want[a]
 		ds := c.desired.Streams[a]
-		rng := ds.Decl.FieldRange("subjects").String()
+		rng := fieldPos(ds.Decl, "subjects")
 		for _, b := range names[i+1:] {
 			if s1, s2, ok := collide(wa.Subjects, c.want[b].Subjects); ok {
 				c.finding(CodeOverlap, SevError, ds.Address(), rng, fmt.Sprintf(

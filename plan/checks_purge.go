@@ -43,7 +43,7 @@ func (c *computer) purgeWarnings(ds *model.Stream, ls *model.Stream, fields []*F
 			}
 		}
 		if msg != "" {
-			c.finding(CodePurge, SevWarning, addr, ds.Decl.FieldRange(f.Path).String(), msg)
+			c.finding(CodePurge, SevWarning, addr, fieldPos(ds.Decl, f.Path), msg)
 		}
 	}
 }
@@ -60,7 +60,7 @@ func (c *computer) consumerPurgeWarning(dc *model.Consumer, lc *model.Consumer, 
 			continue
 		}
 		if narrows(filtersOf(lc.Config), filtersOf(c.wantC[dc.Key()])) {
-			c.finding(CodePurge, SevWarning, dc.Address(), dc.Decl.FieldRange(f.Path).String(),
+			c.finding(CodePurge, SevWarning, dc.Address(), fieldPos(dc.Decl, f.Path),
 				"narrowing the filter of a consumer on an interest stream deletes the messages no other consumer wants")
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -177,7 +178,7 @@ func (c *computer) stream(ds *model.Stream) {
 	ls := c.live.Streams[ds.Name]
 	if ls == nil {
 		if want.Sealed {
-			c.finding(CodeRefused, SevError, addr, ds.Decl.FieldRange("sealed").String(),
+			c.finding(CodeRefused, SevError, addr, fieldPos(ds.Decl, "sealed"),
 				"sealed can not be set when a stream is created: create it first, then set sealed = true in a later apply")
 			return
 		}
@@ -197,7 +198,7 @@ func (c *computer) stream(ds *model.Stream) {
 		f.Rule = streamFieldRule(f)
 		if refused(f) {
 			blocked = true
-			c.finding(CodeRefused, SevError, addr, ds.Decl.FieldRange(topKey(f.Path)).String(), streamRefusal(f))
+			c.finding(CodeRefused, SevError, addr, fieldPos(ds.Decl, topKey(f.Path)), streamRefusal(f))
 		}
 	}
 	if blocked {
@@ -278,11 +279,11 @@ func (c *computer) consumer(dc *model.Consumer) {
 	switch {
 	case len(refusedFields) > 0 && dc.Lifecycle.ReplaceOnChange:
 		ch.Action, ch.Destructive = ActReplace, true
-		ch.Reason = fmt.Sprintf("%v can not change on an existing consumer; lifecycle.replace_on_change deletes and "+
-			"re-creates it: its ack state and position are lost", refusedFields)
+		ch.Reason = fmt.Sprintf("%s can not change on an existing consumer; lifecycle.replace_on_change deletes and "+
+			"re-creates it: its ack state and position are lost", strings.Join(refusedFields, ", "))
 	case len(refusedFields) > 0:
 		for _, path := range refusedFields {
-			c.finding(CodeRefused, SevError, addr, dc.Decl.FieldRange(topKey(path)).String(),
+			c.finding(CodeRefused, SevError, addr, fieldPos(dc.Decl, topKey(path)),
 				fmt.Sprintf("%s can not change on an existing consumer: %s", path, consumerRecipe))
 		}
 		return
@@ -328,4 +329,13 @@ func (c *computer) summarise() {
 			c.p.Summary.Adopt++
 		}
 	}
+}
+
+// fieldPos renders where the attribute at path (or else the block) was declared, as
+// file:line:col; "" when unknown.
+func fieldPos(d *model.Decl, path string) string {
+	if d == nil {
+		return ""
+	}
+	return rangeString(d.FieldRange(path))
 }

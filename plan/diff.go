@@ -153,13 +153,15 @@ func diffMaps(prefix string, before, after map[string]any) []*FieldChange {
 	return out
 }
 
-// rawJSON marshals a config for Change.Before/After.
+// rawJSON marshals a config for Change.Before/After, leaving subjects' ">" readable.
 func rawJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil
 	}
-	return b
+	return bytes.TrimRight(b.Bytes(), "\n")
 }
 
 // jsonCompact renders v as compact JSON.

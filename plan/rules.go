@@ -23,9 +23,9 @@ var streamRules = map[string]fieldRule{
 		"with the setting and source the old one into it"},
 	"persist_mode": {RuleImmutable, "persist_mode can not change after creation: create a new stream with the new " +
 		"persist_mode, source the old one into it, switch producers, then delete the old one"},
-	"mirror": {RuleImmutable, "a mirror can not be added or changed after creation (only removed, which promotes " +
+	"mirror": {RuleImmutable, "mirror can not be added or changed after creation, only removed (which promotes " +
 		"the stream): create a new mirror stream and delete the old one"},
-	"sealed":              {RuleOneWay, "a sealed stream can not be unsealed: copy it into a new stream to write again"},
+	"sealed":              {RuleOneWay, "sealed can not be turned off: copy the stream into a new one to write again"},
 	"deny_delete":         {RuleOneWay, "deny_delete can not be turned off: copy the stream into a new one without it"},
 	"deny_purge":          {RuleOneWay, "deny_purge can not be turned off: copy the stream into a new one without it"},
 	"allow_msg_ttl":       {RuleOneWay, "allow_msg_ttl can not be turned off: copy the stream into a new one without it"},
@@ -111,15 +111,14 @@ func refused(f *FieldChange) bool {
 	return false
 }
 
-// streamRefusal is the NP303 message for a refused stream field.
+// streamRefusal is the NP303 message for a refused stream field: the recipe, with the
+// values inserted after what the server refuses.
 func streamRefusal(f *FieldChange) string {
-	k := topKey(f.Path)
-	r := streamRules[k]
-	what := "can not change"
-	if f.Rule == RuleOneWay {
-		what = "can not be turned off"
+	what, how, _ := strings.Cut(streamRules[topKey(f.Path)].recipe, ": ")
+	if f.Path != topKey(f.Path) {
+		what = f.Path + ": " + what
 	}
-	return fmt.Sprintf("%s %s (%s -> %s): %s", f.Path, what, show(f.Before), show(f.After), r.recipe)
+	return fmt.Sprintf("%s (%s -> %s): %s", what, show(f.Before), show(f.After), how)
 }
 
 // show renders a JSON value for a message.

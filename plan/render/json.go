@@ -1,0 +1,37 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/natsplan/natsplan/plan"
+)
+
+// JSON writes the plan document (DESIGN.md §5) as exactly one JSON document. Empty
+// lists are written as [] so consumers never see null.
+func JSON(w io.Writer, p *plan.Plan) error {
+	doc := *p
+	if doc.FormatVersion == "" {
+		doc.FormatVersion = plan.FormatVersion
+	}
+	if doc.Changes == nil {
+		doc.Changes = []*plan.Change{}
+	}
+	if doc.Findings == nil {
+		doc.Findings = []*plan.Finding{}
+	}
+	if doc.Drift == nil {
+		doc.Drift = []*plan.Drift{}
+	}
+	if doc.Unmanaged == nil {
+		doc.Unmanaged = []*plan.Object{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("write json plan: %w", err)
+	}
+	return nil
+}
