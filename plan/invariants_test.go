@@ -35,8 +35,8 @@ func markers(src string) []want {
 	return out
 }
 
-// check loads src as one file and runs the invariants against live (nil = offline).
-func check(t *testing.T, src string, live *model.Model) ([]*plan.Finding, string) {
+// loadModel loads src as one file.
+func loadModel(t *testing.T, src string) *model.Model {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "config.hcl")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -46,7 +46,15 @@ func check(t *testing.T, src string, live *model.Model) ([]*plan.Finding, string
 	if diags.HasErrors() {
 		t.Fatalf("load: %v", diags)
 	}
-	return plan.CheckInvariants(m, live), path
+	return m
+}
+
+// check loads src as one file and runs the invariants against live (nil = offline);
+// it returns the findings and the file's path.
+func check(t *testing.T, src string, live *model.Model) ([]*plan.Finding, string) {
+	t.Helper()
+	m := loadModel(t, src)
+	return plan.CheckInvariants(m, live), m.Files[0]
 }
 
 func liveWith(streams []*model.Stream, consumers ...*model.Consumer) *model.Model {
