@@ -1,0 +1,35 @@
+package schema
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzLoad decodes arbitrary files: whatever the input, Load must return
+// diagnostics, never panic, and every error must say where it is or why.
+func FuzzLoad(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.hcl")
+	more, _ := filepath.Glob("testdata/invalid/*.hcl")
+	for _, p := range append(seeds, more...) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		_, diags := NewLoader().load([]string{"fuzz.hcl"}, [][]byte{src}, Vars{})
+		for _, d := range diags {
+			if d.Summary == "" {
+				t.Errorf("diagnostic without a summary: %+v", d)
+			}
+		}
+		if out, diags := Format(src, "fuzz.hcl"); !diags.HasErrors() {
+			again, _ := Format(out, "fuzz.hcl")
+			if string(again) != string(out) {
+				t.Errorf("Format is not idempotent:\n%q\n%q", out, again)
+			}
+		}
+	})
+}
