@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
+
+	"github.com/natsplan/natsplan/model"
 )
 
 // apiLevelNeed is the JetStream API level a field needs (the level the server stamps
@@ -79,14 +82,13 @@ func (c *computer) checkAPILevels() {
 	}
 }
 
-// fieldRange is the source range of a field of a declared object.
+// fieldRange is the source range of a field of a declared object; field may carry its
+// value ("ack_policy = \"flow_control\"").
 func (c *computer) fieldRange(ch *Change, field string) string {
+	field, _, _ = strings.Cut(field, " ")
 	if ch.Kind == "consumer" {
-		for k, dc := range c.desired.Consumers {
-			if dc.Address() == ch.Address {
-				_ = k
-				return fieldPos(dc.Decl, topKey(field))
-			}
+		if dc := c.desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
+			return fieldPos(dc.Decl, topKey(field))
 		}
 		return ch.Decl
 	}

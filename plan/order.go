@@ -76,7 +76,7 @@ func (c *computer) order() {
 			}
 		}
 	}
-	c.orderConsumers(deps, dep)
+	c.orderConsumers(dep)
 	// A stream's consumers are deleted before it; an early delete takes its consumers along.
 	for i, ch := range chs {
 		if ch.Action != ActDelete || ch.Kind == "consumer" {
@@ -134,7 +134,7 @@ func (c *computer) order() {
 // and widenings go first so no message loses its last interest; on workqueue streams
 // narrowings and deletes go first when they would overlap what is added, which the
 // server refuses.
-func (c *computer) orderConsumers(deps []map[int]bool, dep func(i, j int)) {
+func (c *computer) orderConsumers(dep func(i, j int)) {
 	chs := c.p.Changes
 	for i, a := range chs {
 		if a.Kind != "consumer" {
