@@ -106,8 +106,8 @@ func renumber(p *Plan) {
 			}
 		}
 	}
-	steps, cyclic := stepsOf(deps)
-	if cyclic {
+	steps, ok := longestPaths(deps)
+	if !ok {
 		return
 	}
 	for i, ch := range chs {
@@ -119,4 +119,33 @@ func renumber(p *Plan) {
 		}
 		return strings.Compare(chs[i].Address, chs[j].Address) < 0
 	})
+}
+
+// longestPaths numbers each change one past its deepest dependency, from 1; false
+// when the dependencies form a cycle.
+func longestPaths(deps []map[int]bool) ([]int, bool) {
+	steps := make([]int, len(deps))
+	state := make([]int, len(deps)) // 0 new, 1 visiting, 2 done
+	ok := true
+	var visit func(i int) int
+	visit = func(i int) int {
+		switch state[i] {
+		case 1:
+			ok = false
+			return 0
+		case 2:
+			return steps[i]
+		}
+		state[i] = 1
+		s := 1
+		for j := range deps[i] {
+			s = max(s, visit(j)+1)
+		}
+		state[i], steps[i] = 2, s
+		return s
+	}
+	for i := range deps {
+		visit(i)
+	}
+	return steps, ok
 }
