@@ -58,7 +58,7 @@ func expandBuckets(m *model.Model) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, name := range bucketSortedKeys(m.KVs) {
 		kv := m.KVs[name]
-		cfg, d := kvStreamConfig(kv)
+		cfg, d := KVStreamConfig(kv)
 		diags = append(diags, addBucketStream(m, d, &model.Stream{
 			Name: cfg.Name, Kind: model.KindKV, Bucket: kv.Bucket, Config: cfg,
 			Lifecycle: kv.Lifecycle, Decl: bucketStreamDecl(kv.Decl, kvFieldPath),
@@ -66,7 +66,7 @@ func expandBuckets(m *model.Model) hcl.Diagnostics {
 	}
 	for _, name := range bucketSortedKeys(m.ObjectStores) {
 		o := m.ObjectStores[name]
-		cfg, d := objectStoreStreamConfig(o)
+		cfg, d := ObjectStoreStreamConfig(o)
 		diags = append(diags, addBucketStream(m, d, &model.Stream{
 			Name: cfg.Name, Kind: model.KindObjectStore, Bucket: o.Bucket, Config: cfg,
 			Lifecycle: o.Lifecycle, Decl: bucketStreamDecl(o.Decl, objFieldPath),
@@ -97,9 +97,9 @@ func addBucketStream(m *model.Model, diags hcl.Diagnostics, s *model.Stream) hcl
 	return diags
 }
 
-// kvStreamConfig builds the stream config of a kv bucket as nats.go's
-// prepareKeyValueConfig does.
-func kvStreamConfig(kv *model.KV) (server.StreamConfig, hcl.Diagnostics) {
+// KVStreamConfig builds the stream config of a kv bucket as nats.go's
+// prepareKeyValueConfig does (package emit uses it to check an import).
+func KVStreamConfig(kv *model.KV) (server.StreamConfig, hcl.Diagnostics) {
 	diags := checkBucketName(kv.Decl, "kv", kv.Bucket)
 	history := int64(1)
 	switch {
@@ -198,9 +198,9 @@ func kvSource(src *server.StreamSource, bucket string) *server.StreamSource {
 
 func kvSubjects(bucket string) string { return "$KV." + bucket + ".>" }
 
-// objectStoreStreamConfig builds the stream config of an object store as nats.go's
+// ObjectStoreStreamConfig builds the stream config of an object store as nats.go's
 // prepareObjectStoreConfig does.
-func objectStoreStreamConfig(o *model.ObjectStore) (server.StreamConfig, hcl.Diagnostics) {
+func ObjectStoreStreamConfig(o *model.ObjectStore) (server.StreamConfig, hcl.Diagnostics) {
 	diags := checkBucketName(o.Decl, "object_store", o.Bucket)
 	storage, d := bucketStorage(o.Decl, o.Storage)
 	diags = append(diags, d...)

@@ -78,7 +78,7 @@ func TestKVStreamConfigMatchesNatsGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			kv := tc.kv
 			kv.Bucket = "b"
-			cfg, diags := kvStreamConfig(&kv)
+			cfg, diags := KVStreamConfig(&kv)
 			assertSameStream(t, nc, cfg, diags, func() error {
 				_, err := js.CreateKeyValue(ctx, toNatsKV(t, &kv))
 				return err
@@ -116,7 +116,7 @@ func TestObjectStoreStreamConfigMatchesNatsGo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
 			o.Bucket = "assets"
-			cfg, diags := objectStoreStreamConfig(&o)
+			cfg, diags := ObjectStoreStreamConfig(&o)
 			assertSameStream(t, nc, cfg, diags, func() error {
 				_, err := js.CreateObjectStore(ctx, toNatsObj(t, &o))
 				return err
@@ -137,14 +137,14 @@ func TestBucketStreamConfigInCluster(t *testing.T) {
 	placement := &server.Placement{Cluster: "c"}
 
 	kv := model.KV{Bucket: "replicated", Replicas: 3, Placement: placement, History: 3}
-	cfg, diags := kvStreamConfig(&kv)
+	cfg, diags := KVStreamConfig(&kv)
 	assertSameStream(t, nc, cfg, diags, func() error {
 		_, err := js.CreateKeyValue(ctx, toNatsKV(t, &kv))
 		return err
 	})
 
 	o := model.ObjectStore{Bucket: "replicated", Replicas: 3, Placement: placement}
-	ocfg, diags := objectStoreStreamConfig(&o)
+	ocfg, diags := ObjectStoreStreamConfig(&o)
 	assertSameStream(t, nc, ocfg, diags, func() error {
 		_, err := js.CreateObjectStore(ctx, toNatsObj(t, &o))
 		return err
