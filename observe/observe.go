@@ -23,7 +23,9 @@ import (
 )
 
 // DefaultParallelism is how many consumer lists are read at once when Options leaves
-// it unset (chosen from BenchmarkRead; see the package tests).
+// it unset. BenchmarkRead (1,000 streams x 2 consumers) reads fastest at 16, in
+// process and through a 1ms round trip (where 1 is 7x slower and 64 gains nothing),
+// and the server itself answers API requests with at most 16 workers.
 const DefaultParallelism = 16
 
 // Options tune a read.
