@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
@@ -220,6 +221,13 @@ func TestOrdering(t *testing.T) {
 				cons:  []server.ConsumerConfig{pull("a", nil)},
 				cmeta: map[string]map[string]string{"a": owned}}),
 			want: []string{"1 update consumer.W.a", "2 create consumer.W.b"}},
+		{name: "workqueue stream: a delete that frees a filter goes first",
+			desired: desiredModel([]server.StreamConfig{stream("W", func(c *server.StreamConfig) { c.Retention = server.WorkQueuePolicy })},
+				map[string][]server.ConsumerConfig{"W": {pull("b", nil)}}),
+			live: liveOf(5, liveObj{cfg: stream("W", func(c *server.StreamConfig) { c.Retention = server.WorkQueuePolicy }), meta: owned,
+				cons:  []server.ConsumerConfig{pull("a", nil)},
+				cmeta: map[string]map[string]string{"a": owned}}),
+			want: []string{"1 delete consumer.W.a", "2 create consumer.W.b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustCompute(t, tc.desired, tc.live)
@@ -310,5 +318,29 @@ func TestHashIgnoresServerMetadata(t *testing.T) {
 	b.Metadata["x"] = "2"
 	if plan.Hash(a) == plan.Hash(b) {
 		t.Fatal("hash ignores user metadata")
+	}
+}
+
+// BenchmarkCompute plans a large topology against a server holding half of it.
+func BenchmarkCompute(b *testing.B) {
+	var streams []server.StreamConfig
+	consumers := map[string][]server.ConsumerConfig{}
+	var live []liveObj
+	for i := range 2000 {
+		name := "S" + strconv.Itoa(i)
+		streams = append(streams, stream(name, func(c *server.StreamConfig) { c.MaxAge = time.Hour }))
+		consumers[name] = []server.ConsumerConfig{pull("a", nil), pull("b", nil)}
+		if i%2 == 0 {
+			live = append(live, liveObj{cfg: stream(name, nil), meta: owned, cons: []server.ConsumerConfig{pull("a", nil)},
+				cmeta: map[string]map[string]string{"a": owned}})
+		}
+	}
+	d := desiredModel(streams, consumers)
+	l := liveOf(5, live...)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := plan.Compute(d, l, plan.Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

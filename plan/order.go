@@ -13,104 +13,90 @@ import (
 // overlap is refused), no transient subject overlap, deletes last and consumers before
 // their stream. Changes in one step may run in parallel.
 func (c *computer) order() {
-	chs := c.p.Changes
-	deps := make([]map[int]bool, len(chs))
-	for i := range deps {
-		deps[i] = map[int]bool{}
-	}
-	dep := func(i, j int) {
-		if i != j {
-			deps[i][j] = true
-		}
-	}
-	// lastOf is the last (non-delete) part of each address; byAddr all of its parts.
+	o := newOrdering(c.p.Changes)
+	chs := o.chs
+	// lastOf is the last part of each created or updated object.
 	lastOf := map[string]int{}
-	streamIdx := map[string][]int{}
+	streamLast := map[string]int{}
 	for i, ch := range chs {
 		if ch.Action == ActDelete {
 			continue
 		}
 		if prev, ok := lastOf[ch.Address]; ok {
-			dep(i, prev) // parts of one split change run in order
+			o.dep(i, prev) // parts of one split change run in order
 		}
 		lastOf[ch.Address] = i
 		if ch.Kind != "consumer" {
-			streamIdx[ch.Name] = append(streamIdx[ch.Name], i)
+			streamLast[ch.Name] = i
 		}
 	}
-	streamLast := func(name string) (int, bool) {
-		idx := streamIdx[name]
-		if len(idx) == 0 {
-			return 0, false
+	// freers are the stream changes that give up subjects.
+	var freers []int
+	freed := make([][]string, len(chs))
+	for j, ch := range chs {
+		if ch.Kind != "consumer" {
+			freed[j] = freedSubjects(o.sb[j], o.sa[j], ch.Action == ActDelete)
+			if len(freed[j]) > 0 {
+				freers = append(freers, j)
+			}
 		}
-		return idx[len(idx)-1], true
 	}
-	early := map[int]bool{}
 	for i, ch := range chs {
 		if ch.Action == ActDelete {
 			continue
 		}
 		if ch.Kind == "consumer" {
-			if j, ok := streamLast(ch.Stream); ok {
-				dep(i, j)
+			if j, ok := streamLast[ch.Stream]; ok {
+				o.dep(i, j)
 			}
 			continue
 		}
-		after := streamOf(ch.After)
-		for _, up := range upstreams(after) {
-			if j, ok := streamLast(up); ok {
-				dep(i, j)
+		for _, up := range upstreams(o.sa[i]) {
+			if j, ok := streamLast[up]; ok {
+				o.dep(i, j)
 			}
 		}
-		gained := gainedSubjects(streamOf(ch.Before), after)
-		for j, o := range chs {
-			if o.Kind == "consumer" || o.Name == ch.Name {
+		gained := gainedSubjects(o.sb[i], o.sa[i])
+		for _, j := range freers {
+			if chs[j].Name == ch.Name {
 				continue
 			}
-			freed := freedSubjects(streamOf(o.Before), streamOf(o.After), o.Action == ActDelete)
-			if _, _, hit := collide(gained, freed); hit {
-				dep(i, j)
-				if o.Action == ActDelete {
-					early[j] = true
+			if _, _, hit := collide(gained, freed[j]); hit {
+				o.dep(i, j)
+				if chs[j].Action == ActDelete {
+					o.early[j] = true
 				}
 			}
 		}
 	}
-	c.orderConsumers(dep)
+	c.orderConsumers(o)
 	// A stream's consumers are deleted before it; an early delete takes its consumers along.
+	consumerDeletes := map[string][]int{}
+	for j, ch := range chs {
+		if ch.Action == ActDelete && ch.Kind == "consumer" {
+			consumerDeletes[ch.Stream] = append(consumerDeletes[ch.Stream], j)
+		}
+	}
 	for i, ch := range chs {
 		if ch.Action != ActDelete || ch.Kind == "consumer" {
 			continue
 		}
-		for j, o := range chs {
-			if o.Action == ActDelete && o.Kind == "consumer" && o.Stream == ch.Name {
-				dep(i, j)
-				if early[i] {
-					early[j] = true
-				}
+		for _, j := range consumerDeletes[ch.Name] {
+			o.dep(i, j)
+			if o.early[i] {
+				o.early[j] = true
 			}
 		}
 	}
-	for i, ch := range chs {
-		if ch.Action != ActDelete || early[i] {
-			continue
-		}
-		for j, o := range chs {
-			if o.Action != ActDelete {
-				dep(i, j)
-			}
-		}
-	}
-	steps, cyclic := stepsOf(deps)
-	if cyclic {
+	if o.number() {
 		c.finding(CodeOverlap, SevError, "", "", "the changes depend on each other in a cycle (for example two "+
 			"streams swapping subjects): split the change into two applies")
 	}
 	for i, ch := range chs {
-		ch.Step = steps[i]
+		ch.Step = o.steps[i]
 		ch.DependsOn = nil
 		seen := map[string]bool{}
-		for j := range deps[i] {
+		for j := range o.deps[i] {
 			a := chs[j].Address
 			if a != ch.Address && !seen[a] {
 				seen[a] = true
@@ -130,41 +116,127 @@ func (c *computer) order() {
 	})
 }
 
+// ordering is the dependency graph of a plan's changes, with each change's configs
+// decoded once.
+type ordering struct {
+	chs    []*Change
+	deps   []map[int]bool
+	sb, sa []*server.StreamConfig
+	cb, ca []*server.ConsumerConfig
+	// early marks deletes other changes wait for; the rest run after everything else.
+	early map[int]bool
+	steps []int
+}
+
+func newOrdering(chs []*Change) *ordering {
+	o := &ordering{chs: chs, deps: make([]map[int]bool, len(chs)), early: map[int]bool{},
+		sb: make([]*server.StreamConfig, len(chs)), sa: make([]*server.StreamConfig, len(chs)),
+		cb: make([]*server.ConsumerConfig, len(chs)), ca: make([]*server.ConsumerConfig, len(chs))}
+	for i, ch := range chs {
+		o.deps[i] = map[int]bool{}
+		if ch.Kind == "consumer" {
+			o.cb[i], o.ca[i] = consumerOf(ch.Before), consumerOf(ch.After)
+		} else {
+			o.sb[i], o.sa[i] = streamOf(ch.Before), streamOf(ch.After)
+		}
+	}
+	return o
+}
+
+// dep records that change i runs after change j.
+func (o *ordering) dep(i, j int) {
+	if i != j {
+		o.deps[i][j] = true
+	}
+}
+
+// late reports whether change i is a delete that runs after every other change.
+func (o *ordering) late(i int) bool { return o.chs[i].Action == ActDelete && !o.early[i] }
+
+// number gives each change a step one past its deepest dependency; late deletes start
+// after the last step of everything else. It reports a dependency cycle.
+func (o *ordering) number() (cyclic bool) {
+	o.steps = make([]int, len(o.chs))
+	state := make([]int, len(o.chs)) // 0 new, 1 visiting, 2 done
+	base := 0
+	var visit func(i int) int
+	visit = func(i int) int {
+		switch state[i] {
+		case 1:
+			cyclic = true
+			return 0
+		case 2:
+			return o.steps[i]
+		}
+		state[i] = 1
+		s := 1
+		if o.late(i) {
+			s = base + 1
+		}
+		for j := range o.deps[i] {
+			if d := visit(j) + 1; d > s {
+				s = d
+			}
+		}
+		state[i], o.steps[i] = 2, s
+		return s
+	}
+	for i := range o.chs {
+		if !o.late(i) {
+			if s := visit(i); s > base {
+				base = s
+			}
+		}
+	}
+	for i := range o.chs {
+		visit(i)
+	}
+	return cyclic
+}
+
 // orderConsumers orders the consumer changes of one stream: on interest streams adds
 // and widenings go first so no message loses its last interest; on workqueue streams
 // narrowings and deletes go first when they would overlap what is added, which the
-// server refuses.
-func (c *computer) orderConsumers(dep func(i, j int)) {
-	chs := c.p.Changes
-	for i, a := range chs {
-		if a.Kind != "consumer" {
-			continue
+// server refuses (such a delete is then no longer last).
+func (c *computer) orderConsumers(o *ordering) {
+	byStream := map[string][]int{}
+	for i, ch := range o.chs {
+		if ch.Kind == "consumer" {
+			byStream[ch.Stream] = append(byStream[ch.Stream], i)
 		}
-		retention := c.retentionOf(a.Stream)
+	}
+	for stream, idx := range byStream {
+		retention := c.retentionOf(stream)
 		if retention != server.InterestPolicy && retention != server.WorkQueuePolicy {
 			continue
 		}
-		oldA, newA := consumerOf(a.Before), consumerOf(a.After)
-		aShrinks := a.Action == ActDelete || (oldA != nil && newA != nil && narrows(filtersOf(*oldA), filtersOf(*newA)))
-		if !aShrinks {
-			continue
-		}
-		for j, b := range chs {
-			if j == i || b.Kind != "consumer" || b.Stream != a.Stream || b.Action == ActDelete {
+		for _, i := range idx {
+			a := o.chs[i]
+			oldA, newA := o.cb[i], o.ca[i]
+			aShrinks := a.Action == ActDelete || (oldA != nil && newA != nil && narrows(filtersOf(*oldA), filtersOf(*newA)))
+			if !aShrinks {
 				continue
 			}
-			oldB, newB := consumerOf(b.Before), consumerOf(b.After)
-			bGrows := oldB == nil || (newB != nil && narrows(filtersOf(*newB), filtersOf(*oldB)))
-			if !bGrows {
-				continue
-			}
-			if retention == server.InterestPolicy {
-				dep(i, j) // shrink after grow
-				continue
-			}
-			if oldA != nil && newB != nil {
-				if _, _, hit := collide(filtersOf(*oldA), filtersOf(*newB)); hit {
-					dep(j, i) // grow after shrink
+			for _, j := range idx {
+				b := o.chs[j]
+				if j == i || b.Action == ActDelete {
+					continue
+				}
+				oldB, newB := o.cb[j], o.ca[j]
+				if oldB != nil && (newB == nil || !narrows(filtersOf(*newB), filtersOf(*oldB))) {
+					continue // b does not grow
+				}
+				if retention == server.InterestPolicy {
+					o.dep(i, j) // shrink after grow
+					continue
+				}
+				if oldA != nil && newB != nil {
+					if _, _, hit := collide(filtersOf(*oldA), filtersOf(*newB)); hit {
+						o.dep(j, i) // grow after shrink
+						if a.Action == ActDelete {
+							o.early[i] = true
+						}
+					}
 				}
 			}
 		}
@@ -179,36 +251,6 @@ func (c *computer) retentionOf(stream string) server.RetentionPolicy {
 		return s.Config.Retention
 	}
 	return server.LimitsPolicy
-}
-
-// stepsOf numbers each node one past its deepest dependency, starting at 1.
-func stepsOf(deps []map[int]bool) ([]int, bool) {
-	steps := make([]int, len(deps))
-	state := make([]int, len(deps)) // 0 new, 1 visiting, 2 done
-	cyclic := false
-	var visit func(i int) int
-	visit = func(i int) int {
-		switch state[i] {
-		case 1:
-			cyclic = true
-			return 0
-		case 2:
-			return steps[i]
-		}
-		state[i] = 1
-		s := 1
-		for j := range deps[i] {
-			if d := visit(j) + 1; d > s {
-				s = d
-			}
-		}
-		state[i], steps[i] = 2, s
-		return s
-	}
-	for i := range deps {
-		visit(i)
-	}
-	return steps, cyclic
 }
 
 func streamOf(raw json.RawMessage) *server.StreamConfig {
@@ -289,4 +331,16 @@ func freedSubjects(before, after *server.StreamConfig, deleting bool) []string {
 		}
 	}
 	return out
+}
+
+// stepsOf numbers each node one past its deepest dependency, starting at 1, and
+// reports a cycle. (OrderLanes re-numbers with it.)
+func stepsOf(deps []map[int]bool) ([]int, bool) {
+	chs := make([]*Change, len(deps))
+	for i := range chs {
+		chs[i] = &Change{}
+	}
+	o := &ordering{chs: chs, deps: deps, early: map[int]bool{}}
+	cyclic := o.number()
+	return o.steps, cyclic
 }
