@@ -3,10 +3,6 @@ package observe
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +23,7 @@ func BenchmarkRead(b *testing.B) {
 		addConsumer(b, c, name, "one", "")
 		addConsumer(b, c, name, "two", "")
 	}
-	proxied := jsapi.New(connect(b, latencyProxy(b, s.ClientURL(), 500*time.Microsecond)), "", 30*time.Second)
+	proxied := jsapi.New(connect(b, testsrv.LatencyProxy(b, s.ClientURL(), 500*time.Microsecond)), "", 30*time.Second)
 	for _, rtt := range []struct {
 		name string
 		c    *jsapi.Client
@@ -45,82 +41,5 @@ func BenchmarkRead(b *testing.B) {
 				}
 			})
 		}
-	}
-}
-
-// latencyProxy forwards TCP connections to the server at url, delaying every chunk by
-// oneWay in each direction while keeping the stream pipelined, and returns its URL.
-func latencyProxy(tb testing.TB, url string, oneWay time.Duration) string {
-	tb.Helper()
-	target := strings.TrimPrefix(url, "nats://")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	tb.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, in, out)
-			mu.Unlock()
-			wg.Add(2)
-			go func() { defer wg.Done(); delayedCopy(out, in, oneWay) }()
-			go func() { defer wg.Done(); delayedCopy(in, out, oneWay) }()
-		}
-	}()
-	return "nats://" + l.Addr().String()
-}
-
-// delayedCopy copies src to dst, each chunk leaving d after it arrived.
-func delayedCopy(dst io.WriteCloser, src io.ReadCloser, d time.Duration) {
-	type chunk struct {
-		data []byte
-		at   time.Time
-	}
-	ch := make(chan chunk, 4096)
-	go func() {
-		defer close(ch)
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				ch <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(d)}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for c := range ch {
-		time.Sleep(time.Until(c.at))
-		if _, err := dst.Write(c.data); err != nil {
-			break
-		}
-	}
-	dst.Close()
-	src.Close()
-	for range ch {
 	}
 }
