@@ -143,6 +143,19 @@ accounts {
 	}
 }
 
+func TestRedactToken(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://127.0.0.1:4222":             "nats://127.0.0.1:4222",
+		"nats://s3cret@127.0.0.1:4222":      "nats://xxxxx@127.0.0.1:4222",
+		"nats://alice:xxxxx@127.0.0.1:4222": "nats://alice:xxxxx@127.0.0.1:4222",
+		"tls://tok@h:4222":                  "tls://xxxxx@h:4222",
+	} {
+		if got := redactToken(in); got != want {
+			t.Errorf("redactToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestLimitsTiers(t *testing.T) {
 	ai := &server.JetStreamAccountStats{Tiers: map[string]server.JetStreamTier{
 		"R1": {Limits: server.JetStreamAccountLimits{MaxStreams: 10, MaxConsumers: -1, MaxAckPending: 100}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -25,7 +26,7 @@ func readTarget(ctx context.Context, c *jsapi.Client) (*model.Target, error) {
 	}
 	nc := c.NC
 	return &model.Target{
-		URL:      nc.ConnectedUrlRedacted(),
+		URL:      redactToken(nc.ConnectedUrlRedacted()),
 		Server:   nc.ConnectedServerName(),
 		Cluster:  nc.ConnectedClusterName(),
 		Domain:   ai.Domain,
@@ -34,6 +35,19 @@ func readTarget(ctx context.Context, c *jsapi.Client) (*model.Target, error) {
 		Version:  nc.ConnectedServerVersion(),
 		Limits:   limits(ai),
 	}, nil
+}
+
+// redactToken hides a token given as the user-info of a URL (nats://TOKEN@host), which
+// url.URL.Redacted leaves visible because it only hides passwords.
+func redactToken(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, hasPassword := u.User.Password(); !hasPassword {
+		u.User = url.User("xxxxx")
+	}
+	return u.String()
 }
 
 // accountName asks the server which account the connection is bound to
