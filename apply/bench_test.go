@@ -12,6 +12,7 @@ import (
 
 	"github.com/natsplan/natsplan/internal/embedded"
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -90,7 +91,7 @@ func benchOnFreshServer(b *testing.B, changes int, rtt time.Duration, op func(*j
 		}
 		url := s.ClientURL()
 		if rtt > 0 {
-			url = "nats://" + delayProxy(b, strings.TrimPrefix(url, "nats://"), rtt/2)
+			url = testsrv.LatencyProxy(b, url, rtt/2)
 		}
 		nc, err := nats.Connect(url)
 		if err != nil {
