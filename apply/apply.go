@@ -49,10 +49,6 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 	if c == nil || p == nil {
 		return nil, errors.New("apply: a client and a plan are required")
 	}
-	deps, err := graph(p)
-	if err != nil {
-		return nil, fmt.Errorf("apply: the plan can not run: %w", err)
-	}
 	if reasons := refusals(p, o); len(reasons) > 0 {
 		refused := &RefusedError{Reasons: reasons}
 		res := newResult(p, StatusRefused)
@@ -60,6 +56,10 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 			s.Err = refused
 		}
 		return res, refused
+	}
+	deps, err := graph(p)
+	if err != nil {
+		return nil, fmt.Errorf("apply: the plan can not run: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
