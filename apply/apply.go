@@ -195,7 +195,11 @@ func (r *runner) skip(i, blocker int) {
 	b := r.res.Steps[blocker]
 	s := r.res.Steps[i]
 	s.Status = StatusSkipped
-	s.Err = fmt.Errorf("skipped because %s %s", b.Address, b.Status)
+	if b.Status == StatusSkipped {
+		s.Err = fmt.Errorf("depends on %s, which was skipped", b.Address)
+	} else {
+		s.Err = fmt.Errorf("depends on %s, which failed", b.Address)
+	}
 	r.prog.skipped(s)
 }
 

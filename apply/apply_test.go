@@ -168,7 +168,7 @@ func TestRunFailure(t *testing.T) {
 	if consumerInfo(t, c, "GOOD", "c2") != nil {
 		t.Error("GOOD/c2 was created although its dependency was skipped")
 	}
-	for _, l := range []string{"stream.BAD: create failed (", "consumer.GOOD.c2: skipped: skipped because consumer.BAD.c1 skipped"} {
+	for _, l := range []string{"stream.BAD: create failed (", "consumer.GOOD.c2: skipped: depends on consumer.BAD.c1, which was skipped", "consumer.BAD.c1: skipped: depends on stream.BAD, which failed"} {
 		if !strings.Contains(out.String(), l) {
 			t.Errorf("progress lacks %q:\n%s", l, out.String())
 		}
