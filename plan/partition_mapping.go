@@ -156,6 +156,24 @@ func (pm *PartitionMapping) PartitionOf(stored string) int {
 	return p
 }
 
+// Locate returns the partition a published subject lands in and the subject the
+// server stores it under, computed by the server's own transform code.
+func (pm *PartitionMapping) Locate(subject string) (int, string, error) {
+	p, err := Partition(pm.Source, subject, pm.Partitions, pm.Key...)
+	if err != nil {
+		return 0, "", err
+	}
+	tr, err := server.NewSubjectTransform(pm.Source, pm.Destination)
+	if err != nil {
+		return 0, "", fmt.Errorf("transform %s -> %s: %w", pm.Source, pm.Destination, err)
+	}
+	stored, err := tr.Match(subject)
+	if err != nil {
+		return 0, "", fmt.Errorf("subject %q: %w", subject, err)
+	}
+	return p, stored, nil
+}
+
 // Transform returns the stream subject_transform that carries the mapping.
 func (pm *PartitionMapping) Transform() *server.SubjectTransformConfig {
 	return &server.SubjectTransformConfig{Source: pm.Source, Destination: pm.Destination}

@@ -160,7 +160,7 @@ func partitionPattern(s, src string, args []string) string {
 	lit := make([]string, len(stoks))
 	copy(lit, stoks)
 	for _, k := range key {
-		if k < 1 || k > len(wpos) || stoks[wpos[k-1]] == "*" {
+		if k < 1 || k > len(wpos) || wpos[k-1] >= len(stoks) || stoks[wpos[k-1]] == "*" || stoks[wpos[k-1]] == ">" {
 			return "*"
 		}
 	}

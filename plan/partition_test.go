@@ -122,6 +122,9 @@ func TestPartitionMatchesServer(t *testing.T) {
 					if err != nil {
 						t.Fatalf("Partition(%q): %v", published, err)
 					}
+					if lp, ls, err := pm.Locate(published); err != nil || lp != p || ls != stored {
+						t.Errorf("Locate(%q) = %d, %q, %v; the server stored %q", published, lp, ls, err, stored)
+					}
 					if pm.PartitionOf(stored) != p {
 						t.Errorf("%s stored as %s: natsplan computes partition %d, stored partition %d", published, stored, p, pm.PartitionOf(stored))
 					}
@@ -243,4 +246,33 @@ func TestIntersectAndStoredSpaces(t *testing.T) {
 	if want := fmt.Sprintf("%d.orders.c42.*", p); got[0] != want {
 		t.Fatalf("StoredSpaces literal key = %v, want %s", got, want)
 	}
+}
+
+// FuzzMapping checks that no mapping or subject, however malformed, panics, and that
+// Partition agrees with the server's transform whenever both accept the input.
+func FuzzMapping(f *testing.F) {
+	f.Add("orders.*.*", "", 8, 1, "orders.c1.created")
+	f.Add("a.*.>", "{{partition(3,1)}}.a.{{wildcard(1)}}.>", 3, 1, "a.b.c.d")
+	f.Add("x.*", "{{partition(2,1)}}.{{split(1,-)}}", 2, 1, "x.a-b")
+	f.Add(">", "", 5, 0, "q")
+	f.Fuzz(func(t *testing.T, src, dest string, n, k int, subject string) {
+		var key []int
+		if k != 0 {
+			key = []int{k}
+		}
+		pm, merr := ParseMapping(src, dest, n, key)
+		StoredSpaces([]string{src, subject}, &server.SubjectTransformConfig{Source: src, Destination: dest})
+		FilterCanMatch(subject, []string{src}, &server.SubjectTransformConfig{Source: src, Destination: dest})
+		if merr != nil {
+			return
+		}
+		pm.Spaces()
+		p, stored, err := pm.Locate(subject)
+		if err != nil {
+			return
+		}
+		if pm.PartitionOf(stored) != p {
+			t.Fatalf("%s -> %s: Locate(%q) = %d, %q but PartitionOf says %d", src, pm.Destination, subject, p, stored, pm.PartitionOf(stored))
+		}
+	})
 }
