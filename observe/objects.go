@@ -50,7 +50,7 @@ func ReadObjects(ctx context.Context, c *jsapi.Client, streams []string, consume
 			if ci == nil || ci.Config == nil {
 				return nil
 			}
-			cn := toConsumer(ci)
+			cn := toConsumer(k.Stream, ci)
 			mu.Lock()
 			defer mu.Unlock()
 			m.Consumers[cn.Key()] = cn

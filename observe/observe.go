@@ -10,6 +10,7 @@
 package observe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -130,12 +131,16 @@ func readConsumers(ctx context.Context, c *jsapi.Client, stream string) (cons []
 		}
 		fresh := 0
 		for _, ci := range page.Consumers {
-			if ci == nil || ci.Config == nil || seen[ci.Name] {
+			if ci == nil || ci.Config == nil {
 				continue
 			}
-			seen[ci.Name] = true
+			cn := toConsumer(stream, ci)
+			if cn.Name == "" || seen[cn.Name] {
+				continue
+			}
+			seen[cn.Name] = true
 			fresh++
-			cons = append(cons, toConsumer(ci))
+			cons = append(cons, cn)
 		}
 		fresh += recordMissing(tmp, seen, page.Missing, page.Offline, func(n string) string { return consumerAddress(stream, n) })
 		offset += fresh
@@ -202,13 +207,16 @@ func toStream(si *server.StreamInfo) *model.Stream {
 	return &model.Stream{Name: cfg.Name, Kind: kind, Bucket: bucket, Config: cfg, State: st}
 }
 
-// toConsumer converts a consumer's info into the model, keeping the config as stored.
-func toConsumer(ci *server.ConsumerInfo) *model.Consumer {
+// toConsumer converts the info of a consumer of stream into the model, keeping the
+// config as stored. A clustered list reports a consumer whose peers are all offline
+// with its config only, so the names fall back to the stream asked about and the config.
+func toConsumer(stream string, ci *server.ConsumerInfo) *model.Consumer {
 	cfg := *ci.Config
 	cfg.Metadata = stripResponseMeta(cfg.Metadata)
+	name := cmp.Or(ci.Name, cfg.Name, cfg.Durable)
 	return &model.Consumer{
-		Stream: ci.Stream,
-		Name:   ci.Name,
+		Stream: cmp.Or(ci.Stream, stream),
+		Name:   name,
 		Config: cfg,
 		State: &model.ConsumerState{
 			NumPending:     ci.NumPending,
