@@ -75,7 +75,9 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 	c.undeclared()
 	c.checkAPILevels()
 	c.checkOverlaps()
+	c.p.Findings = append(c.p.Findings, CheckInvariants(desired, live)...)
 	c.order()
+	OrderLanes(c.p, desired, live)
 	c.summarise()
 	return c.p, nil
 }

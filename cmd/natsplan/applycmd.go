@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/natsplan/natsplan/apply"
+	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/observe"
+	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/plan/render"
+)
+
+type applyOptions struct {
+	Paths         []string
+	PlanFile      string
+	AutoApprove   bool
+	AllowDelete   bool
+	AllowDataLoss bool
+	Parallelism   int
+	LockTimeout   time.Duration
+}
+
+func newCmdApply(f *Factory) *cobra.Command {
+	o := &applyOptions{}
+	c := &cobra.Command{
+		Use:   "apply [PATH... | PLANFILE]",
+		Short: "Plan, confirm, and execute; or execute exactly a saved plan",
+		Long: `apply computes the plan (or reads a saved one), shows it, asks for confirmation on a
+terminal (or takes --auto-approve), and executes it in order with bounded parallelism.
+
+Deletes need --allow-delete; deleting a stream that holds messages also needs
+--allow-data-loss. Given a plan file written by 'plan --out', apply re-reads every object
+the plan touches and refuses when anything changed since, or when the target differs.
+
+Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was refused.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 && plan.IsPlanFile(args[0]) {
+				o.PlanFile = args[0]
+			} else {
+				o.Paths = pathsOrDefault(args)
+			}
+			if o.Parallelism < 0 {
+				return usageErr("--parallelism must be 1 or more (0 for the default)")
+			}
+			return runApply(c.Context(), f, o)
+		},
+	}
+	c.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking (CI)")
+	c.Flags().BoolVar(&o.AllowDelete, "allow-delete", false, "allow deleting objects this project owns (and consumer replaces)")
+	c.Flags().BoolVar(&o.AllowDataLoss, "allow-data-loss", false, "allow deleting streams that hold messages")
+	c.Flags().IntVar(&o.Parallelism, "parallelism", 0, "requests in flight at once within a step (0: the measured default)")
+	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
+	return c
+}
+
+func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
+	if !o.AutoApprove && !f.IO.StdinTTY {
+		// Fail before reading anything: in CI a prompt would hang or silently say no.
+		return &exitErr{Code: exitError, Err: errNoTTY}
+	}
+	var (
+		p       *plan.Plan
+		desired *model.Model
+		err     error
+	)
+	if o.PlanFile != "" {
+		p, err = f.loadVerifiedPlan(ctx, o.PlanFile)
+	} else {
+		p, desired, err = f.computePlan(ctx, o.Paths)
+	}
+	if err != nil {
+		return err
+	}
+	if err := render.Text(f.IO.Out, p, render.TextOptions{Color: f.Color()}); err != nil {
+		return err
+	}
+	if !p.HasChanges() {
+		return nil
+	}
+	aopts := apply.Options{
+		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss,
+		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: f.Stop,
+	}
+	if err := apply.Check(p, aopts); err != nil {
+		// Refuse before asking: a plan that can not run needs no confirmation.
+		return &exitErr{Code: exitError, Err: err}
+	}
+	if !o.AutoApprove {
+		if !f.confirm() {
+			return &exitErr{Code: exitError, Err: fmt.Errorf("apply cancelled: nothing was changed")}
+		}
+	}
+	sess, err := f.Session(ctx)
+	if err != nil {
+		return err
+	}
+	_ = desired // the apply lock (issue 4) hooks in here
+	res, err := apply.Run(ctx, sess.JS, p, aopts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f.IO.Out, summary(res))
+	if !res.OK() {
+		return silentExit(exitError)
+	}
+	return nil
+}
+
+func (f *Factory) confirm() bool {
+	fmt.Fprint(f.IO.ErrOut, "\nDo you want to apply these changes? Only 'yes' will be accepted: ")
+	line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+	return strings.TrimSpace(line) == "yes"
+}
+
+// loadVerifiedPlan reads a saved plan and proves it still holds: same target, and every
+// object it touches unchanged since planning. A stale plan is never applied.
+func (f *Factory) loadVerifiedPlan(ctx context.Context, name string) (*plan.Plan, error) {
+	p, err := plan.ReadFile(name)
+	if err != nil {
+		return nil, &exitErr{Code: exitError, Err: err}
+	}
+	sess, err := f.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	streams, consumers := p.Touched()
+	live, err := observe.ReadObjects(ctx, sess.JS, streams, consumers)
+	if err != nil {
+		return nil, err
+	}
+	if problems := plan.Verify(p, live); len(problems) > 0 {
+		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("refusing the saved plan %s:\n  %s\nRun plan again and review the new plan", name, strings.Join(problems, "\n  "))}
+	}
+	return p, nil
+}
+
+func writePlanFile(name string, p *plan.Plan) error {
+	data, err := plan.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(name, data, 0o644)
+}
+
+// summary is the closing line of apply.
+func summary(r *apply.Result) string {
+	n := r.Counts()
+	if r.OK() {
+		return fmt.Sprintf("Apply complete: %d changes done.", n.Done)
+	}
+	return fmt.Sprintf("Apply incomplete: %d done, %d failed, %d skipped (a change they depend on failed), %d not started.",
+		n.Done, n.Failed, n.Skipped, n.NotStarted)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natsplan/natsplan/internal/embedded"
+	"github.com/natsplan/natsplan/internal/testsrv"
+)
+
+// cli runs natsplan in-process against url with args and returns the exit code and output.
+func cli(t *testing.T, url string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := map[string]string{"NATS_URL": url, "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	code := run(args, &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(k string) string { return env[k] })
+	if strings.Contains(errOut.String(), "goroutine ") || strings.Contains(errOut.String(), "panic:") {
+		t.Fatalf("natsplan %v crashed:\n%s", args, errOut.String())
+	}
+	return code, out.String(), errOut.String()
+}
+
+// counter counts JetStream API requests that change something on the server.
+type counter struct {
+	atomic.Int64
+	nc *nats.Conn
+}
+
+// settle waits until every request the server routed so far has reached the counter:
+// a flush on the counter's own connection is a barrier behind them.
+func (c *counter) settle(t *testing.T) {
+	t.Helper()
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeCounter(t *testing.T, s *embedded.Server) *counter {
+	t.Helper()
+	nc := testsrv.Connect(t, s)
+	n := &counter{nc: nc}
+	for _, subj := range []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
+		"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DURABLE.CREATE.>", "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>"} {
+		if _, err := nc.Subscribe(subj, func(*nats.Msg) { n.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestExamplesConverge applies every example, then proves plan is empty (exit 0 with
+// --detailed-exitcode) and that a second apply sends no write request.
+func TestExamplesConverge(t *testing.T) {
+	dirs, err := filepath.Glob("../../examples/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		hcl, _ := filepath.Glob(filepath.Join(dir, "*.hcl"))
+		if len(hcl) == 0 || filepath.Base(dir) == "invalid" {
+			continue // examples/invalid holds one broken config per rule; examples/ci a workflow
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			s := testsrv.Start(t)
+			url := s.ClientURL()
+			writes := writeCounter(t, s)
+			code, out, errOut := cli(t, url, "apply", "--auto-approve", dir)
+			if code != 0 {
+				t.Fatalf("apply exit %d\n%s\n%s", code, out, errOut)
+			}
+			writes.settle(t)
+			if writes.Load() == 0 {
+				t.Fatal("the first apply sent no write request the counter saw: the counter is broken")
+			}
+			writes.Store(0)
+			code, out, errOut = cli(t, url, "plan", "--detailed-exitcode", dir)
+			if code != 0 {
+				t.Fatalf("plan after apply: exit %d, want 0 (no changes)\n%s\n%s", code, out, errOut)
+			}
+			code, out, errOut = cli(t, url, "apply", "--auto-approve", dir)
+			if code != 0 {
+				t.Fatalf("second apply exit %d\n%s\n%s", code, out, errOut)
+			}
+			writes.settle(t)
+			if n := writes.Load(); n != 0 {
+				t.Fatalf("second apply sent %d write requests, want 0\n%s", n, out)
+			}
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	s := testsrv.Start(t)
+	url := s.ClientURL()
+	hello := "../../examples/hello"
+	bad := filepath.Join(t.TempDir(), "bad.hcl")
+	if err := os.WriteFile(bad, []byte("stream \"X\" {\n  max_agee = \"1h\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	unformatted := filepath.Join(t.TempDir(), "u.hcl")
+	if err := os.WriteFile(unformatted, []byte("natsplan {\nproject=\"x\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		out  string // substring of stdout+stderr
+	}{
+		{"validate ok", []string{"validate", hello}, 0, "Valid"},
+		{"validate error", []string{"validate", bad}, 1, "bad.hcl:2:3"},
+		{"plan with changes", []string{"plan", hello}, 0, "to create"},
+		{"plan detailed", []string{"plan", "--detailed-exitcode", hello}, 2, "to create"},
+		{"plan bad format", []string{"plan", "--format", "yaml", hello}, 1, "unknown --format"},
+		{"apply without tty", []string{"apply", hello}, 1, "--auto-approve"},
+		{"fmt check", []string{"fmt", "--check", unformatted}, 3, "u.hcl"},
+		{"unknown flag", []string{"plan", "--bogus"}, 1, "unknown flag"},
+		{"unknown command", []string{"frobnicate"}, 1, "unknown command"},
+		{"drift with missing objects", []string{"drift", hello}, 2, "missing"},
+		{"show without file", []string{"show"}, 1, "arg"},
+		{"no server", []string{"plan", "-s", "nats://127.0.0.1:1", hello}, 1, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := cli(t, url, c.args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, c.code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, c.out) {
+				t.Fatalf("output lacks %q\nstdout:\n%s\nstderr:\n%s", c.out, out, errOut)
+			}
+		})
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+
+	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/plan/render"
+)
+
+type driftOptions struct {
+	Paths  []string
+	Format string
+}
+
+func newCmdDrift(f *Factory) *cobra.Command {
+	o := &driftOptions{}
+	c := &cobra.Command{
+		Use:   "drift [PATH...]",
+		Short: "Report what changed on the server outside natsplan",
+		Long: `drift compares the server with the files and reports owned objects whose config
+changed (changed), declared objects gone from the server (missing), owned objects no
+longer declared (orphaned), and objects neither declared nor owned (unmanaged; hide the
+ones your team knows about with ignore = [...] in the natsplan block). It changes nothing.
+
+Exit codes: 0 in sync; 2 drift found; 1 error.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Paths = pathsOrDefault(args)
+			if err := checkFormat(o.Format, "text", "json", "markdown"); err != nil {
+				return err
+			}
+			return runDrift(c.Context(), f, o)
+		},
+	}
+	formatFlag(c, &o.Format, "text", "json", "markdown")
+	return c
+}
+
+func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
+	p, desired, err := f.computePlan(ctx, o.Paths)
+	if err != nil {
+		return err
+	}
+	r := plan.Drifted(p, desired.Ignore)
+	switch o.Format {
+	case "json":
+		err = render.DriftJSON(f.IO.Out, r)
+	case "markdown":
+		err = render.DriftMarkdown(f.IO.Out, r)
+	default:
+		err = render.DriftText(f.IO.Out, r)
+	}
+	if err != nil {
+		return err
+	}
+	if !r.InSync() {
+		return silentExit(exitChanges)
+	}
+	return nil
+}

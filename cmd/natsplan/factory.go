@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/natsplan/natsplan/internal/connect"
+	"github.com/natsplan/natsplan/internal/embedded"
+	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/schema"
+)
+
+// GlobalOptions are the flags every command shares (DESIGN.md §2).
+type GlobalOptions struct {
+	Conn     connect.Options
+	NoColor  bool
+	Vars     []string
+	VarFiles []string
+	Embedded string
+}
+
+func (g *GlobalOptions) bind(root *cobra.Command, getenv func(string) string) {
+	fl := root.PersistentFlags()
+	fl.StringVarP(&g.Conn.Server, "server", "s", "", "NATS server URLs, comma separated ($NATS_URL)")
+	fl.StringVar(&g.Conn.Context, "context", "", "nats CLI context to use ($NATS_CONTEXT)")
+	fl.StringVar(&g.Conn.Creds, "creds", "", "user credentials file ($NATS_CREDS)")
+	fl.StringVar(&g.Conn.NKey, "nkey", "", "user NKey seed file ($NATS_NKEY)")
+	fl.StringVar(&g.Conn.User, "user", "", "username or token ($NATS_USER)")
+	fl.StringVar(&g.Conn.Password, "password", "", "password ($NATS_PASSWORD)")
+	fl.StringVar(&g.Conn.Token, "token", "", "authentication token ($NATS_TOKEN)")
+	fl.StringVar(&g.Conn.TLSCert, "tlscert", "", "TLS client certificate file ($NATS_CERT)")
+	fl.StringVar(&g.Conn.TLSKey, "tlskey", "", "TLS client key file ($NATS_KEY)")
+	fl.StringVar(&g.Conn.TLSCA, "tlsca", "", "TLS CA certificate file ($NATS_CA)")
+	fl.StringVar(&g.Conn.JSDomain, "js-domain", "", "JetStream domain")
+	fl.DurationVar(&g.Conn.Timeout, "timeout", 5*time.Second, "timeout for each request to the server ($NATS_TIMEOUT)")
+	fl.BoolVar(&g.NoColor, "no-color", getenv("NO_COLOR") != "", "never colour the output ($NO_COLOR)")
+	fl.StringArrayVar(&g.Vars, "var", nil, "set a variable: NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&g.VarFiles, "var-file", nil, "read variables from a .tfvars-style file (repeatable)")
+	fl.StringVar(&g.Embedded, "embedded", "", "run against an in-process nats-server storing in `DIR` (no server needed)")
+}
+
+// Factory hands commands what they need, creating connections lazily so commands that
+// need no server (validate, fmt, show) never try to reach one.
+type Factory struct {
+	IO     *IOStreams
+	Global *GlobalOptions
+	// Stop is closed on the first Ctrl-C.
+	Stop   <-chan struct{}
+	getenv func(string) string
+
+	session *Session
+	loader  *schema.Loader
+}
+
+func newFactory(io *IOStreams, getenv func(string) string, stop <-chan struct{}) *Factory {
+	return &Factory{IO: io, Global: &GlobalOptions{}, Stop: stop, getenv: getenv}
+}
+
+// Color reports whether output to stdout may be coloured.
+func (f *Factory) Color() bool { return f.IO.StdoutTTY && !f.Global.NoColor }
+
+// Load reads the configuration files. Diagnostics are printed to stderr; any error
+// makes Load fail with a silent exit 1, since the diagnostics already said why.
+func (f *Factory) Load(paths []string) (*model.Model, error) {
+	f.loader = schema.NewLoader()
+	m, diags := f.loader.Load(paths, schema.Vars{Args: f.Global.Vars, Files: f.Global.VarFiles})
+	f.printDiags(diags)
+	if diags.HasErrors() {
+		return nil, silentExit(exitError)
+	}
+	return m, nil
+}
+
+func (f *Factory) printDiags(diags hcl.Diagnostics) {
+	if len(diags) > 0 {
+		var files map[string]*hcl.File
+		if f.loader != nil {
+			files = f.loader.SourceFiles()
+		}
+		schema.WriteDiagnostics(f.IO.ErrOut, files, diags, f.IO.StderrTTY && !f.Global.NoColor)
+	}
+}
+
+// Session is a connection to the target server.
+type Session struct {
+	NC  *nats.Conn
+	JS  *jsapi.Client
+	URL string
+	srv *embedded.Server
+}
+
+// Session connects to the server (or starts the embedded one) on first use.
+func (f *Factory) Session(ctx context.Context) (*Session, error) {
+	if f.session != nil {
+		return f.session, nil
+	}
+	o := f.Global.Conn
+	o.FromEnv(f.getenv)
+	if o.Name == "" {
+		o.Name = "natsplan"
+	}
+	var srv *embedded.Server
+	if f.Global.Embedded != "" {
+		if o.Server != "" || o.Context != "" {
+			return nil, usageErr("--embedded runs its own server: drop --server/--context (or $NATS_URL/$NATS_CONTEXT)")
+		}
+		s, err := embedded.Start(embedded.Options{StoreDir: f.Global.Embedded})
+		if err != nil {
+			return nil, err
+		}
+		srv = s
+		o = connect.Options{Server: s.ClientURL(), Timeout: o.Timeout, Name: o.Name}
+	}
+	nc, domain, err := connect.Dial(ctx, o)
+	if err != nil {
+		if srv != nil {
+			srv.Stop()
+		}
+		return nil, err
+	}
+	f.session = &Session{NC: nc, JS: jsapi.New(nc, domain, o.Timeout), URL: nc.ConnectedUrlRedacted(), srv: srv}
+	return f.session, nil
+}
+
+// Close closes the connection and stops the embedded server, if any.
+func (f *Factory) Close() {
+	if f.session == nil {
+		return
+	}
+	f.session.NC.Drain()
+	for i := 0; i < 50 && !f.session.NC.IsClosed(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.session.NC.Close()
+	if f.session.srv != nil {
+		f.session.srv.Stop()
+	}
+	f.session = nil
+}
+
+var errNoTTY = errors.New("apply needs confirmation: run it in a terminal, or pass --auto-approve (CI)")
+
+func pathsOrDefault(args []string) []string {
+	if len(args) == 0 {
+		return []string{"."}
+	}
+	return args
+}
+
+func formatFlag(c *cobra.Command, p *string, allowed ...string) {
+	c.Flags().StringVar(p, "format", allowed[0], fmt.Sprintf("output format: %v", allowed))
+}
+
+func checkFormat(v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return usageErr("unknown --format %q: use one of %v", v, allowed)
+}

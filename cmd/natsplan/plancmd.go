@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/observe"
+	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/plan/render"
+	"github.com/natsplan/natsplan/schema"
+)
+
+type planOptions struct {
+	Paths            []string
+	Out              string
+	Format           string
+	DetailedExitcode bool
+}
+
+func newCmdPlan(f *Factory) *cobra.Command {
+	o := &planOptions{}
+	c := &cobra.Command{
+		Use:   "plan [PATH...]",
+		Short: "Read the server, diff it against the files, check the invariants, print the plan",
+		Long: `plan reads every stream and consumer of the account, normalises both sides the way the
+server does, and prints exactly what apply would do: creates, in-place updates, adoptions
+of unmarked objects, consumer replaces where lifecycle allows, and deletes of objects this
+project owns. Changes the server would refuse are errors that explain the way out.
+
+Exit codes: 0 ok; 1 error (including any error finding); with --detailed-exitcode, 2 when
+the plan has changes.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Paths = pathsOrDefault(args)
+			if err := checkFormat(o.Format, "text", "json", "markdown"); err != nil {
+				return err
+			}
+			return runPlan(c.Context(), f, o)
+		},
+	}
+	c.Flags().StringVar(&o.Out, "out", "", "also write the plan document to `FILE` (for apply FILE)")
+	formatFlag(c, &o.Format, "text", "json", "markdown")
+	c.Flags().BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when the plan has changes")
+	return c
+}
+
+func runPlan(ctx context.Context, f *Factory, o *planOptions) error {
+	p, _, err := f.computePlan(ctx, o.Paths)
+	if err != nil {
+		return err
+	}
+	if o.Out != "" {
+		if err := writePlanFile(o.Out, p); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Saved the plan to %s: apply it with `natsplan apply %s`.\n", o.Out, o.Out)
+	}
+	if err := f.renderPlan(f.IO.Out, p, o.Format); err != nil {
+		return err
+	}
+	switch {
+	case p.HasErrors():
+		return silentExit(exitError)
+	case o.DetailedExitcode && p.HasChanges():
+		return silentExit(exitChanges)
+	}
+	return nil
+}
+
+func (f *Factory) renderPlan(w io.Writer, p *plan.Plan, format string) error {
+	switch format {
+	case "json":
+		return render.JSON(w, p)
+	case "markdown":
+		return render.Markdown(w, p)
+	}
+	return render.Text(w, p, render.TextOptions{Color: f.Color()})
+}
+
+// computePlan loads the files, reads the server, checks the target guard, and computes
+// the plan: everything plan, apply and drift share.
+func (f *Factory) computePlan(ctx context.Context, paths []string) (*plan.Plan, *model.Model, error) {
+	desired, err := f.Load(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := f.Session(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	live, err := observe.Read(ctx, sess.JS, observe.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := plan.CheckTarget(desired.Expect, live.Target); err != nil {
+		return nil, nil, err
+	}
+	liveStreams := map[string]bool{}
+	for name := range live.Streams {
+		liveStreams[name] = true
+	}
+	diags := schema.CheckConsumerStreams(desired, liveStreams)
+	f.printDiags(diags)
+	if diags.HasErrors() {
+		return nil, nil, silentExit(exitError)
+	}
+	p, err := plan.Compute(desired, live, plan.Options{Version: version})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, desired, nil
+}

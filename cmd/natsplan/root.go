@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// run is the whole program: it builds the commands, handles signals once, and maps
+// the result to an exit code. main only calls it.
+func run(args []string, io *IOStreams, getenv func(string) string) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		// The first Ctrl-C lets in-flight requests finish and starts nothing new; the second exits.
+		select {
+		case <-sigs:
+		case <-ctx.Done():
+			return
+		}
+		fmt.Fprintln(io.ErrOut, "\nInterrupted: finishing requests in flight, starting nothing new (Ctrl-C again to exit now).")
+		close(stop)
+		select {
+		case <-sigs:
+			fmt.Fprintln(io.ErrOut, "Interrupted twice: exiting.")
+			os.Exit(130)
+		case <-ctx.Done():
+		}
+	}()
+
+	f := newFactory(io, getenv, stop)
+	defer f.Close()
+	root := newCmdRoot(f)
+	root.SetArgs(args)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	err := root.ExecuteContext(ctx)
+	code, msg := exitCodeOf(err)
+	if msg != nil {
+		fmt.Fprintf(io.ErrOut, "Error: %s\n", msg)
+	}
+	if err != nil && code == exitOK {
+		code = exitError
+	}
+	return code
+}
+
+func newCmdRoot(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "natsplan",
+		Short: "Declarative NATS JetStream topology: plan, prove, apply",
+		Long: `natsplan reads HCL files that describe streams, consumers, KV buckets, object stores,
+partitioned subject mappings and consumer groups; plans the difference against the live
+server; proves the invariants that keep concurrent consumers correct; and applies exactly
+the reviewed plan.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitErr{Code: exitError, Err: fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
+	})
+	f.Global.bind(root, f.getenv)
+	root.AddCommand(
+		newCmdValidate(f),
+		newCmdFmt(f),
+		newCmdPlan(f),
+		newCmdApply(f),
+		newCmdDrift(f),
+		newCmdShow(f),
+		newCmdVersion(f),
+	)
+	return root
+}
+
+// usageErr is an invalid command line: never exit 0 on one.
+func usageErr(format string, a ...any) error {
+	return &exitErr{Code: exitError, Err: errors.New(fmt.Sprintf(format, a...))}
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/natsplan/natsplan/plan"
+)
+
+func newCmdShow(f *Factory) *cobra.Command {
+	var format string
+	c := &cobra.Command{
+		Use:   "show PLANFILE",
+		Short: "Render a saved plan",
+		Long:  `show renders a plan written by 'plan --out FILE' as text, JSON or markdown. It needs no server.`,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
+				return err
+			}
+			p, err := plan.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			return f.renderPlan(f.IO.Out, p, format)
+		},
+	}
+	formatFlag(c, &format, "text", "json", "markdown")
+	return c
+}

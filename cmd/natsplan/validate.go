@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/plan/render"
+)
+
+type validateOptions struct {
+	Paths  []string
+	Format string
+}
+
+func newCmdValidate(f *Factory) *cobra.Command {
+	o := &validateOptions{}
+	c := &cobra.Command{
+		Use:   "validate [PATH...]",
+		Short: "Parse, type-check and run every static invariant; no server needed",
+		Long: `validate reads the files, checks every attribute, and runs the invariants that need no
+server (the concurrency rules, partitioning, overlapping subjects among declared streams).
+It exits 0 when the configuration is valid and 1 when any error was found.`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Paths = pathsOrDefault(args)
+			if err := checkFormat(o.Format, "text", "json"); err != nil {
+				return err
+			}
+			return runValidate(f, o)
+		},
+	}
+	formatFlag(c, &o.Format, "text", "json")
+	return c
+}
+
+func runValidate(f *Factory, o *validateOptions) error {
+	desired, err := f.Load(o.Paths)
+	if err != nil {
+		return err
+	}
+	findings := plan.Validate(desired)
+	if o.Format == "json" {
+		if err := render.FindingsJSON(f.IO.Out, findings); err != nil {
+			return err
+		}
+	} else {
+		render.Findings(f.IO.ErrOut, findings, f.IO.StderrTTY && !f.Global.NoColor)
+	}
+	for _, fd := range findings {
+		if fd.Severity == plan.SevError {
+			return silentExit(exitError)
+		}
+	}
+	if o.Format != "json" {
+		fmt.Fprintf(f.IO.Out, "Valid: %d files, %d streams, %d consumers.\n", len(desired.Files), len(desired.Streams), len(desired.Consumers))
+	}
+	return nil
+}

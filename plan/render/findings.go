@@ -1,0 +1,50 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/natsplan/natsplan/plan"
+)
+
+// Findings writes findings the way compilers write diagnostics, one per line,
+// "file:line:col: error NP101: message [address]", so editors and CI annotate the line.
+func Findings(w io.Writer, fs []*plan.Finding, color bool) error {
+	t := &textWriter{color: color}
+	for _, f := range fs {
+		col := ansiRed
+		if f.Severity == plan.SevWarning {
+			col = ansiYel
+		}
+		prefix := f.Range
+		if prefix == "" {
+			prefix = "natsplan"
+		}
+		t.line("%s: %s: %s [%s]", prefix, t.paint(col, fmt.Sprintf("%s %s", f.Severity, f.Code)), f.Message, f.Address)
+		if f.Overridable != "" {
+			t.line("    (apply --%s accepts it)", f.Overridable)
+		}
+	}
+	_, err := io.WriteString(w, t.b.String())
+	return err
+}
+
+// FindingsJSON writes the findings of validate as one JSON document.
+func FindingsJSON(w io.Writer, fs []*plan.Finding) error {
+	doc := struct {
+		Valid    bool            `json:"valid"`
+		Findings []*plan.Finding `json:"findings"`
+	}{Valid: true, Findings: fs}
+	if doc.Findings == nil {
+		doc.Findings = []*plan.Finding{}
+	}
+	for _, f := range fs {
+		if f.Severity == plan.SevError {
+			doc.Valid = false
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
