@@ -59,6 +59,9 @@ consumer "ORDERS" "audit" {
   max_deliver     = 10
   backoff         = ["1m", "5m", "15m"]
   max_ack_pending = 500
+  dead_letter {
+    stream = "SHOP_DLQ" # created by natsplan: captures the advisories of messages that ran out of deliveries
+  }
 }
 
 consumer "ORDERS" "invoicing" {
@@ -77,4 +80,7 @@ consumer "SHIPPING" "dispatch" {
   max_deliver     = 5
   max_ack_pending = 64
   max_waiting     = 128
+  dead_letter {
+    stream = "SHOP_DLQ"
+  }
 }
