@@ -345,7 +345,7 @@ func mdChangeBlocks(cs []*plan.Change) []string {
 			fmt.Fprintf(&b, "    # %s\n", mdFence(oneLine(c.Reason)))
 		}
 		for _, f := range c.Fields {
-			fmt.Fprintf(&b, "    %s: %s -> %s", mdFence(f.Path), mdFence(mdValue(f.Path, f.Before)), mdFence(mdValue(f.Path, f.After)))
+			fmt.Fprintf(&b, "    %s: %s -> %s", mdFence(f.Path), mdFence(textValue(f.Path, f.Before)), mdFence(textValue(f.Path, f.After)))
 			if f.Rule != "" && f.Rule != plan.RuleInPlace {
 				fmt.Fprintf(&b, "  (%s)", f.Rule)
 			}
