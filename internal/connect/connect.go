@@ -7,9 +7,11 @@ package connect
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,10 +254,23 @@ func explain(url string, nctx *natscontext.Context, err error) error {
 		return fmt.Errorf("connect to %s: %w: check --user/--password, --token, --creds or --nkey (or the context's credentials)", where, err)
 	case errors.Is(err, nats.ErrSecureConnRequired):
 		return fmt.Errorf("connect to %s: %w: use a tls:// URL or pass --tlsca", where, err)
+	case errors.As(err, new(x509.UnknownAuthorityError)):
+		return fmt.Errorf("connect to %s: %w: pass --tlsca with the CA that signed the server's certificate", where, err)
+	case errors.As(err, new(x509.HostnameError)):
+		return fmt.Errorf("connect to %s: %w: connect with a host name the server's certificate lists", where, err)
+	case errors.Is(err, nats.ErrTLS), isRemoteAlert(err):
+		return fmt.Errorf("connect to %s: %w: if the server requires a client certificate, pass --tlscert and --tlskey", where, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("connect to %s: %w", where, err)
 	}
 	return fmt.Errorf("connect to %s: %w", where, err)
+}
+
+// isRemoteAlert reports whether the server ended the TLS handshake with an alert, such
+// as "certificate required".
+func isRemoteAlert(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error"
 }
 
 // contextSuffix names the context in messages, when one is used.
