@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 
 	"github.com/natsplan/natsplan/internal/embedded"
 	"github.com/natsplan/natsplan/internal/testsrv"
@@ -114,6 +115,17 @@ func selectContext(t *testing.T, dir, name string) {
 
 func TestDial(t *testing.T) {
 	users := startAuthServer(t, func(o *server.Options) { o.Username, o.Password = "alice", "s3cret" })
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := kp.PublicKey()
+	seed, _ := kp.Seed()
+	seedFile := filepath.Join(t.TempDir(), "user.nk")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nkeyed := startAuthServer(t, func(o *server.Options) { o.Nkeys = []*server.NkeyUser{{Nkey: pub}} })
 	tokens := startAuthServer(t, func(o *server.Options) { o.Authorization = "t0ken" })
 	ports, err := embedded.FreePorts(1)
 	if err != nil {
@@ -146,6 +158,8 @@ func TestDial(t *testing.T) {
 		{name: "flag domain overrides the context's", o: Options{ConfigDir: cfg, JSDomain: "leaf"}, wantURL: users.ClientURL(), wantDomain: "leaf"},
 		{name: "token flag replaces the context's user and password", o: Options{ConfigDir: cfg, Server: tokens.ClientURL(), Token: "t0ken"},
 			wantURL: tokens.ClientURL(), wantDomain: "hub"},
+		{name: "nkey flag replaces the context's user and password", o: Options{ConfigDir: cfg, Server: nkeyed.ClientURL(), NKey: seedFile},
+			wantURL: nkeyed.ClientURL(), wantDomain: "hub"},
 		{name: "wrong password", o: Options{ConfigDir: cfg, Context: "stale"},
 			wantErr: []string{"Authorization Violation", "--user/--password", `nats context "stale"`}},
 		{name: "token required", o: Options{Server: tokens.ClientURL(), ConfigDir: t.TempDir()},
