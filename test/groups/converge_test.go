@@ -17,7 +17,8 @@ import (
 	"github.com/natsplan/natsplan/schema"
 )
 
-// planAgainst loads src, reads the server, and plans as natsplan plan does.
+// planAgainst loads src, reads the server, and plans as natsplan plan does (Compute
+// runs the invariants and OrderLanes).
 func planAgainst(ctx context.Context, t *testing.T, api *jsapi.Client, src string) (*plan.Plan, *model.Model) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "orders.hcl")
@@ -36,8 +37,6 @@ func planAgainst(ctx context.Context, t *testing.T, api *jsapi.Client, src strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan.OrderLanes(p, desired, live)
-	p.Findings = append(p.Findings, plan.CheckInvariants(desired, live)...)
 	return p, live
 }
 
