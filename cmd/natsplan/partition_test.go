@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,9 +22,57 @@ import (
 	"github.com/natsplan/natsplan/schema"
 )
 
-// partitionCLI runs `natsplan partition ARGS...` in-process, registering the command
-// on the root when root.go does not yet.
+// TestValidateInvalidExamples runs natsplan validate on every config under
+// examples/invalid (they belong to the consumer-groups work, whose rules they show):
+// exit 1 with the code at the marked file:line when a marker says ERROR, exit 0 with
+// the warning printed when it says WARNING. NP204 needs the live server and is left
+// to plan.
+func TestValidateInvalidExamples(t *testing.T) {
+	files, err := filepath.Glob("../../examples/invalid/*.hcl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	marker := regexp.MustCompile(`#\s*(ERROR|WARNING):\s*(NP\d{3})`)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCode := 0
+			var wants []string
+			for i, line := range strings.Split(string(b), "\n") {
+				m := marker.FindStringSubmatch(line)
+				if m == nil || m[2] == plan.CodeRepartition {
+					continue
+				}
+				if m[1] == "ERROR" {
+					wantCode = 1
+				}
+				wants = append(wants, fmt.Sprintf("%s:%d:", file, i+1), strings.ToLower(m[1])+" "+m[2])
+			}
+			code, out, errOut := offlineCLI(t, "validate", file)
+			if code != wantCode {
+				t.Fatalf("exit %d, want %d\n%s%s", code, wantCode, out, errOut)
+			}
+			for _, w := range wants {
+				if !strings.Contains(errOut, w) {
+					t.Fatalf("stderr does not say %q:\n%s", w, errOut)
+				}
+			}
+		})
+	}
+}
+
+// partitionCLI runs `natsplan partition ARGS...` in-process.
 func partitionCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return offlineCLI(t, append([]string{"partition"}, args...)...)
+}
+
+// offlineCLI runs natsplan in-process with no server, registering the partition
+// command on the root when root.go does not yet.
+func offlineCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	f := newFactory(&IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(string) string { return "" }, nil)
@@ -31,7 +80,7 @@ func partitionCLI(t *testing.T, args ...string) (int, string, string) {
 	if c, _, err := root.Find([]string{"partition"}); err != nil || c == root {
 		root.AddCommand(newCmdPartition(f))
 	}
-	root.SetArgs(append([]string{"partition"}, args...))
+	root.SetArgs(args)
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	code, msg := exitCodeOf(root.ExecuteContext(context.Background()))
