@@ -48,7 +48,12 @@ var bucketName = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
 func (st *loadState) natsplan(b *hclsyntax.Block) {
 	d := newDecoder(st.ctx, st.inline)
-	out := d.object(d.blockItems(b), natsplanSpec(), "", b.DefRange())
+	items := d.blockItems(b)
+	for _, it := range items {
+		// A project that is written but wrong is reported where it is, not also as missing.
+		st.projectWritten = st.projectWritten || it.name == "project"
+	}
+	out := d.object(items, natsplanSpec(), "", b.DefRange())
 	var np natsplanJSON
 	st.decodeInto(d, out, &np, b)
 	st.diags = append(st.diags, d.diags...)

@@ -7,6 +7,20 @@ import (
 	"testing"
 )
 
+// testConfigs lists every configuration under testdata, valid and invalid.
+func testConfigs(t testing.TB) []string {
+	t.Helper()
+	valid, err := filepath.Glob("testdata/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	invalid, err := filepath.Glob("testdata/invalid/*.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(valid, invalid...)
+}
+
 func TestFormat(t *testing.T) {
 	cases := []struct {
 		name, in, want string
@@ -38,9 +52,7 @@ func TestFormat(t *testing.T) {
 
 // TestFormatIdempotent formats every test configuration twice.
 func TestFormatIdempotent(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.hcl")
-	more, _ := filepath.Glob("testdata/invalid/*.hcl")
-	for _, f := range append(files, more...) {
+	for _, f := range testConfigs(t) {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

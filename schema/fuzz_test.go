@@ -2,16 +2,13 @@ package schema
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 )
 
 // FuzzLoad decodes arbitrary files: whatever the input, Load must return
 // diagnostics, never panic, and every error must say where it is or why.
 func FuzzLoad(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/*.hcl")
-	more, _ := filepath.Glob("testdata/invalid/*.hcl")
-	for _, p := range append(seeds, more...) {
+	for _, p := range testConfigs(f) {
 		src, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

@@ -69,11 +69,21 @@ func groupSpec() *objectSpec {
 	}, required: []string{"stream"}}
 }
 
+// maxPartitions bounds subject_mapping partitions: each partition becomes a consumer
+// of one stream, and the server's default limit is 1000 consumers per stream.
+const maxPartitions = 1024
+
 func (st *loadState) mapping(b *hclsyntax.Block) {
 	name, ok, d := st.named(b, "subject_mapping")
 	out := d.object(d.blockItems(b), mappingSpec(), "", b.DefRange())
 	var mj mappingJSON
 	st.decodeInto(d, out, &mj, b)
+	if mj.Partitions > maxPartitions {
+		d.errorf(d.fields["partitions"], "Value out of range",
+			"partitions must be at most %d (each partition becomes a consumer of the stream); %d is too many.", maxPartitions, mj.Partitions)
+		mj.Partitions = 0
+		ok = false
+	}
 	st.diags = append(st.diags, d.diags...)
 	if ok {
 		st.m.Mappings[name] = &model.SubjectMapping{Name: name, Stream: mj.Stream, Source: mj.Source,

@@ -117,6 +117,8 @@ type loadState struct {
 	ctx    *hcl.EvalContext
 	inline inlineBodies
 	diags  hcl.Diagnostics
+	// projectWritten is set when the natsplan block has a project attribute at all.
+	projectWritten bool
 	// declared records the first declaration of each address, for duplicate errors.
 	declared map[string]hcl.Range
 }
@@ -201,7 +203,7 @@ func (l *Loader) load(files []string, srcs [][]byte, in Vars) (*model.Model, hcl
 	for _, b := range objects {
 		st.object(b)
 	}
-	if len(objects) > 0 && st.m.Project == "" {
+	if len(objects) > 0 && st.m.Project == "" && !st.projectWritten {
 		st.missingProject(natsplan, objects[0])
 	}
 	st.diags = append(st.diags, expandGroups(st.m)...)

@@ -113,8 +113,8 @@ func resolveVariables(vars map[string]*variable, order []string, in Vars, files 
 	where := map[string]hcl.Range{}
 	set := func(name string, val cty.Value, r hcl.Range, raw bool) {
 		v := vars[name]
-		if raw && v.typ.IsPrimitiveType() {
-			// --var values of primitive types are taken literally, as Terraform does.
+		if raw && (v.typ.IsPrimitiveType() || v.typ == cty.DynamicPseudoType) {
+			// --var values of primitive or unconstrained types are taken literally, as Terraform does.
 			val = cty.StringVal(val.AsString())
 		} else if raw {
 			expr, ds := hclsyntax.ParseExpression([]byte(val.AsString()), r.Filename, hcl.InitialPos)

@@ -1,0 +1,6 @@
+natsplan {
+  project = "my shop" # ERROR: Invalid project name
+}
+
+stream "ORDERS" {
+}
