@@ -292,3 +292,34 @@ func expandRun(text string) []string {
 	}
 	return out
 }
+
+// Single items larger than the whole comment are counted, not written, and can not
+// push the comment over the limit or hide a destructive change.
+func TestMarkdownHugeItems(t *testing.T) {
+	huge := strings.Repeat("x|`<", 50_000)
+	p := &plan.Plan{FormatVersion: plan.FormatVersion, Summary: plan.Summary{Update: 100, Delete: 1}}
+	p.Changes = append(p.Changes, &plan.Change{Address: "stream.HUGE", Kind: "stream", Name: "HUGE",
+		Action: plan.ActDelete, Destructive: true, Reason: huge})
+	for i := range 100 {
+		p.Changes = append(p.Changes, &plan.Change{Address: fmt.Sprintf("stream.S%d", i), Kind: "stream",
+			Action: plan.ActUpdate, Fields: []*plan.FieldChange{{Path: "description", Before: "", After: huge[:10_000]}}})
+	}
+	p.Findings = []*plan.Finding{{Code: "NP303", Severity: plan.SevError, Address: "stream.S1", Message: huge}}
+	var buf bytes.Buffer
+	if err := Markdown(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if len(out) > MarkdownLimit {
+		t.Fatalf("markdown is %d characters", len(out))
+	}
+	listed, _, notListed := parseDestructive(t, out)
+	if !listed["delete stream.HUGE"] || notListed != 0 {
+		t.Errorf("the destructive change is not listed: %v", listed)
+	}
+	for _, want := range []string{"1 more errors not shown", "more changes not shown"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+}
