@@ -77,7 +77,7 @@ func readStreams(ctx context.Context, c *jsapi.Client, m *model.Model) error {
 			fresh++
 			m.Streams[si.Config.Name] = toStream(si)
 		}
-		fresh += recordMissing(m, seen, page.Missing, page.Offline, streamAddress)
+		fresh += recordMissing(&m.Offline, seen, page.Missing, page.Offline, streamAddress)
 		offset += fresh
 		// A clustered list reports a stream whose peers are all offline in both
 		// streams and missing, so the offset advances by distinct names; a page
@@ -120,7 +120,6 @@ func readAllConsumers(ctx context.Context, c *jsapi.Client, m *model.Model, para
 // stream no longer exists.
 func readConsumers(ctx context.Context, c *jsapi.Client, stream string) (cons []*model.Consumer, offline []string, gone bool, err error) {
 	seen := map[string]bool{}
-	tmp := model.New()
 	for offset := 0; ; {
 		page, err := c.ListConsumers(ctx, stream, offset)
 		if jsapi.IsNotFound(err) {
@@ -142,17 +141,17 @@ func readConsumers(ctx context.Context, c *jsapi.Client, stream string) (cons []
 			fresh++
 			cons = append(cons, cn)
 		}
-		fresh += recordMissing(tmp, seen, page.Missing, page.Offline, func(n string) string { return consumerAddress(stream, n) })
+		fresh += recordMissing(&offline, seen, page.Missing, page.Offline, func(n string) string { return consumerAddress(stream, n) })
 		offset += fresh
 		if offset >= page.Total || fresh == 0 {
-			return cons, tmp.Offline, false, nil
+			return cons, offline, false, nil
 		}
 	}
 }
 
-// recordMissing adds the listed-but-unreported names to m.Offline and returns how
-// many of them were not seen before on this walk.
-func recordMissing(m *model.Model, seen map[string]bool, missing []string, offline map[string]string, address func(string) string) int {
+// recordMissing appends the listed-but-unreported names to out and returns how many
+// of them were not seen before on this walk.
+func recordMissing(out *[]string, seen map[string]bool, missing []string, offline map[string]string, address func(string) string) int {
 	names := map[string]bool{}
 	for _, n := range missing {
 		names[n] = true
@@ -170,7 +169,7 @@ func recordMissing(m *model.Model, seen map[string]bool, missing []string, offli
 		if reason == "" {
 			reason = "no response from the servers that hold it"
 		}
-		m.Offline = append(m.Offline, address(n)+": "+reason)
+		*out = append(*out, address(n)+": "+reason)
 	}
 	return fresh
 }
