@@ -34,7 +34,8 @@ const (
 // the consumers on the server that the files do not declare, the live partition
 // counts, and the account and server limits behind the consumer defaults. It is pure.
 func CheckInvariants(desired, live *model.Model) []*Finding {
-	v := &invariants{desired: desired, live: live}
+	v := &invariants{desired: desired, live: live, cfgs: map[*model.Consumer]server.ConsumerConfig{},
+		streams: map[string]*server.StreamConfig{}, members: map[string][]*model.Consumer{}}
 	if live != nil {
 		v.target = live.Target
 	}
@@ -64,6 +65,10 @@ type invariants struct {
 	desired, live *model.Model
 	target        *model.Target
 	out           []*Finding
+	// Memos: the checks compare consumers pairwise, and normalising is not free.
+	cfgs    map[*model.Consumer]server.ConsumerConfig
+	streams map[string]*server.StreamConfig
+	members map[string][]*model.Consumer
 }
 
 func (v *invariants) add(code string, sev Severity, addr string, r hcl.Range, format string, args ...any) {
@@ -126,51 +131,71 @@ func (v *invariants) groupOf(c *model.Consumer) *model.ConsumerGroup {
 
 // streamConfig is the normalised config a stream will have: declared, else live.
 func (v *invariants) streamConfig(name string) *server.StreamConfig {
+	if cfg, ok := v.streams[name]; ok {
+		return cfg
+	}
+	var out *server.StreamConfig
 	if s := v.desired.Streams[name]; s != nil {
 		cfg := s.Config
 		if cfg.Name == "" {
 			cfg.Name = name
 		}
 		cfg = NormalizeStream(cfg, v.target)
-		return &cfg
+		out = &cfg
+	} else if v.live != nil && v.live.Streams[name] != nil {
+		cfg := v.live.Streams[name].Config
+		out = &cfg
 	}
-	if v.live != nil {
-		if s := v.live.Streams[name]; s != nil {
-			cfg := s.Config
-			return &cfg
-		}
-	}
-	return nil
+	v.streams[name] = out
+	return out
 }
 
 // config is a consumer's config with the server's defaults filled in; live configs
 // already carry them.
 func (v *invariants) config(c *model.Consumer) server.ConsumerConfig {
-	if !v.declared(c) {
-		return c.Config
+	if cfg, ok := v.cfgs[c]; ok {
+		return cfg
 	}
-	return NormalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target)
+	cfg := c.Config
+	if v.declared(c) {
+		cfg = NormalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target)
+	}
+	v.cfgs[c] = cfg
+	return cfg
 }
 
 // consumers are the consumers of stream once the plan is applied: the declared ones
 // and the live durables it leaves alone (not this project's; or this project's but
 // kept by prevent_destroy). Server-made consumers and ephemerals are left out.
 func (v *invariants) consumers(stream string) []*model.Consumer {
-	out := v.desired.ConsumersOf(stream)
-	if v.live == nil {
-		return out
+	if cs, ok := v.members[stream]; ok {
+		return cs
 	}
-	for _, lc := range v.live.ConsumersOf(stream) {
-		if _, declared := v.desired.Consumers[lc.Key()]; declared || lc.IsSystem() || lc.Config.Durable == "" {
+	if len(v.members) == 0 {
+		v.indexConsumers()
+	}
+	return v.members[stream]
+}
+
+// indexConsumers fills members for every stream in one pass over the models.
+func (v *invariants) indexConsumers() {
+	for _, k := range v.desired.ConsumerKeys() {
+		v.members[k.Stream] = append(v.members[k.Stream], v.desired.Consumers[k])
+	}
+	if v.live == nil {
+		return
+	}
+	for _, k := range v.live.ConsumerKeys() {
+		lc := v.live.Consumers[k]
+		if _, declared := v.desired.Consumers[k]; declared || lc.IsSystem() || lc.Config.Durable == "" {
 			continue
 		}
 		owned := lc.Owner() == v.desired.Project && v.desired.Project != ""
 		if owned && lc.Config.Metadata[model.MetaPreventDestroy] != "true" {
 			continue // this plan deletes it
 		}
-		out = append(out, lc)
+		v.members[k.Stream] = append(v.members[k.Stream], lc)
 	}
-	return out
 }
 
 // streamsWithConsumers lists every stream that has a consumer, declared or live.

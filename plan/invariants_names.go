@@ -75,52 +75,61 @@ func instanceToken(t string) bool {
 func (v *invariants) checkFanOut() {
 	for _, stream := range v.streamsWithConsumers() {
 		cs := v.consumers(stream)
+		byStem := map[string][]int{}
 		stems := make([]string, len(cs))
 		cut := make([]bool, len(cs))
 		for i, c := range cs {
-			stems[i], cut[i] = Stem(c.Name)
+			name := c.Name
 			if g := v.groupOf(c); g != nil {
-				stems[i], cut[i] = Stem(g.Name)
+				name = g.Name
 			}
+			stems[i], cut[i] = Stem(name)
+			byStem[stems[i]] = append(byStem[stems[i]], i)
 		}
 		reported := map[string]bool{}
-		for i, a := range cs {
-			for j, b := range cs {
-				if j <= i || stems[i] != stems[j] || !cut[i] && !cut[j] || a.Group != "" && a.Group == b.Group {
-					continue
+		for _, stem := range sortedNames(byStem) {
+			idx := byStem[stem]
+			for x, i := range idx {
+				for _, j := range idx[x+1:] {
+					v.fanOutPair(stream, stem, cs[i], cs[j], cut[i], cut[j], reported)
 				}
-				if !v.declared(a) && !v.declared(b) {
-					continue
-				}
-				if _, _, ok := collide(filtersOf(v.config(a)), filtersOf(v.config(b))); !ok {
-					continue
-				}
-				// Point at the per-process name, the later one when both are; always at a declared one.
-				at, other := b, a
-				if !cut[j] && cut[i] || !v.declared(b) {
-					at, other = a, b
-				}
-				if !v.declared(at) {
-					at, other = other, at
-				}
-				if reported[at.Address()] {
-					continue
-				}
-				reported[at.Address()] = true
-				where := "declared"
-				if !v.declared(other) {
-					where = "on the server"
-				}
-				v.add(CodeFanOut, SevError, at.Address(), fanOutRange(v, at),
-					"consumers %s (%s) and %s (%s, %s) of stream %s read the same subjects under names that differ "+
-						"only by a per-process suffix: each durable gets its own copy of every message, so N worker "+
-						"processes do the work N times. Give all workers one durable (consumer_group %q with no "+
-						"mapping) and let them pull from it; if these really are different services, give them "+
-						"names that say so", at.Name, strings.Join(filtersOf(v.config(at)), ", "), other.Name,
-					strings.Join(filtersOf(v.config(other)), ", "), where, stream, stems[i])
 			}
 		}
 	}
+}
+
+// fanOutPair reports two consumers with one stem when they look like per-process
+// copies of each other.
+func (v *invariants) fanOutPair(stream, stem string, a, b *model.Consumer, cutA, cutB bool, reported map[string]bool) {
+	if !cutA && !cutB || a.Group != "" && a.Group == b.Group || !v.declared(a) && !v.declared(b) {
+		return
+	}
+	if _, _, ok := collide(filtersOf(v.config(a)), filtersOf(v.config(b))); !ok {
+		return
+	}
+	// Point at the per-process name, the later one when both are; always at a declared one.
+	at, other := b, a
+	if !cutB && cutA || !v.declared(b) {
+		at, other = a, b
+	}
+	if !v.declared(at) {
+		at, other = other, at
+	}
+	if reported[at.Address()] {
+		return
+	}
+	reported[at.Address()] = true
+	where := "declared"
+	if !v.declared(other) {
+		where = "on the server"
+	}
+	v.add(CodeFanOut, SevError, at.Address(), fanOutRange(v, at),
+		"consumers %s (%s) and %s (%s, %s) of stream %s read the same subjects under names that differ "+
+			"only by a per-process suffix: each durable gets its own copy of every message, so N worker "+
+			"processes do the work N times. Give all workers one durable (consumer_group %q with no "+
+			"mapping) and let them pull from it; if these really are different services, give them "+
+			"names that say so", at.Name, strings.Join(filtersOf(v.config(at)), ", "), other.Name,
+		strings.Join(filtersOf(v.config(other)), ", "), where, stream, stem)
 }
 
 // fanOutRange points at a consumer's declaration: its group block, or its own.
