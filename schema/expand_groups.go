@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -266,6 +267,11 @@ func expandDeadLetters(m *model.Model) hcl.Diagnostics {
 			continue
 		}
 		dl := c.DeadLetter.Stream
+		if !jsapi.ValidName(dl) {
+			diags = append(diags, diagAt(c.DeadLetter.Decl.FieldRange("stream"), "Invalid dead-letter stream name",
+				"%q is not a valid stream name: names may not be empty nor contain white space, '.', '*', '>', '\\' or '/'.", dl))
+			continue
+		}
 		if dl == c.Stream {
 			diags = append(diags, diagAt(c.DeadLetter.Decl.FieldRange("stream"), "Dead letters into the stream they come from",
 				"Consumer %q of stream %q sends its dead letters to %q itself; name a separate stream such as %q.", c.Name, c.Stream, dl, c.Stream+"_DLQ"))

@@ -266,6 +266,12 @@ consumer "ORDERS" "g" {
 consumer_group "g" { # ERROR
   stream = "ORDERS"
 }`, "Generated consumer already declared"},
+		{"invalid dead-letter stream name", `
+consumer "ORDERS" "c" {
+  dead_letter {
+    stream = "ORDERS.DLQ" # ERROR
+  }
+}`, "Invalid dead-letter stream name"},
 		{"dead letters into their own stream", `
 consumer "ORDERS" "c" {
   dead_letter {
