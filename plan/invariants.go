@@ -84,9 +84,9 @@ func rangeString(r hcl.Range) string {
 	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
 }
 
-// groupRange is the range of a group attribute ("mapping", "consumer.ack_wait",
-// "workers.count"), else the group block's.
-func groupRange(g *model.ConsumerGroup, path string) hcl.Range {
+// GroupRange is the range of a consumer_group attribute ("mapping",
+// "consumer.ack_wait", "workers.count"), else the group block's.
+func GroupRange(g *model.ConsumerGroup, path string) hcl.Range {
 	if g.Decl == nil {
 		return hcl.Range{}
 	}
@@ -106,9 +106,9 @@ func groupRange(g *model.ConsumerGroup, path string) hcl.Range {
 func (v *invariants) consumerRange(c *model.Consumer, field string) hcl.Range {
 	if g := v.groupOf(c); g != nil {
 		if field == "filter_subjects" || field == "filter_subject" {
-			return groupRange(g, "filter_subjects")
+			return GroupRange(g, "filter_subjects")
 		}
-		return groupRange(g, "consumer."+field)
+		return GroupRange(g, "consumer."+field)
 	}
 	if c.Decl == nil {
 		return hcl.Range{}

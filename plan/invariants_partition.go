@@ -139,7 +139,7 @@ func (v *invariants) checkCoverage(g *model.ConsumerGroup) {
 			first, _ := strconv.Atoi(missing[0])
 			why = fmt.Sprintf(" The group's filter_subjects leave them out; filters see stored subjects, and partition %d stores %s", first, pm.Space(first))
 		}
-		v.add(CodePartitionCoverage, SevError, g.Address(), groupRange(g, field),
+		v.add(CodePartitionCoverage, SevError, g.Address(), GroupRange(g, field),
 			"partition(s) %s of subject_mapping %s are read by no consumer of group %s: messages routed there are "+
 				"never processed.%s", strings.Join(missing, ", "), g.Mapping, g.Name, why)
 	}
@@ -231,7 +231,7 @@ func (v *invariants) checkDeadFilters() {
 	}
 	for _, name := range sortedNames(v.desired.Groups) {
 		g := v.desired.Groups[name]
-		v.deadFilters(g.Address(), g.Stream, g.FilterSubjects, groupRange(g, "filter_subjects"))
+		v.deadFilters(g.Address(), g.Stream, g.FilterSubjects, GroupRange(g, "filter_subjects"))
 	}
 }
 

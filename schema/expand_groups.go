@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -123,7 +122,7 @@ func expandGroup(m *model.Model, g *model.ConsumerGroup, mappings map[string]*pl
 	var diags hcl.Diagnostics
 	for _, f := range sortedKeys(templateForbidden) {
 		if g.TemplateFields[f] {
-			diags = append(diags, diagAt(groupField(g, "consumer."+f), "Not allowed in a group template",
+			diags = append(diags, diagAt(plan.GroupRange(g, "consumer."+f), "Not allowed in a group template",
 				"%s can not be set in the consumer {} template of consumer_group %q: %s.", f, g.Name, templateForbidden[f]))
 		}
 	}
@@ -132,10 +131,10 @@ func expandGroup(m *model.Model, g *model.ConsumerGroup, mappings map[string]*pl
 		mp := m.Mappings[g.Mapping]
 		switch {
 		case mp == nil:
-			return append(diags, diagAt(groupField(g, "mapping"), "Undeclared subject_mapping",
+			return append(diags, diagAt(plan.GroupRange(g, "mapping"), "Undeclared subject_mapping",
 				"consumer_group %q names subject_mapping %q, which is not declared.%s", g.Name, g.Mapping, didYouMean(g.Mapping, sortedKeys(m.Mappings))))
 		case mp.Stream != g.Stream:
-			return append(diags, diagAt(groupField(g, "stream"), "Group and mapping on different streams",
+			return append(diags, diagAt(plan.GroupRange(g, "stream"), "Group and mapping on different streams",
 				"consumer_group %q reads stream %q but subject_mapping %q partitions stream %q; set stream = %q.", g.Name, g.Stream, g.Mapping, mp.Stream, mp.Stream))
 		}
 		if pm = mappings[g.Mapping]; pm == nil {
@@ -235,23 +234,6 @@ func workersMetadata(w *model.Workers) map[string]string {
 	put("handler", w.Handler != "", w.Handler)
 	put("max_handler_time", w.MaxHandlerTime != 0, w.MaxHandlerTime.String())
 	return out
-}
-
-// groupField is the range of a group attribute ("mapping", "consumer.ack_wait",
-// "workers.count"), or the group block's.
-func groupField(g *model.ConsumerGroup, path string) hcl.Range {
-	if g.Decl == nil {
-		return hcl.Range{}
-	}
-	if r, ok := g.Decl.Fields[path]; ok {
-		return r
-	}
-	if rest, ok := strings.CutPrefix(path, "workers."); ok && g.Workers != nil && g.Workers.Decl != nil {
-		if r, ok := g.Workers.Decl.Fields[rest]; ok {
-			return r
-		}
-	}
-	return g.Decl.Range
 }
 
 // expandDeadLetters makes every dead_letter { stream } capture the max-deliveries and
