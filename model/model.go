@@ -27,6 +27,9 @@ const (
 	MetaGroup = "natsplan.group"
 	// MetaWorkersPrefix prefixes the workers {} settings written on generated consumers.
 	MetaWorkersPrefix = "natsplan.workers."
+	// MetaRole marks streams natsplan keeps for itself (the apply lock's bucket), which
+	// plans neither manage nor report as unmanaged.
+	MetaRole = "natsplan.role"
 	// ServerMetaPrefix is the reserved prefix of server-owned metadata keys.
 	ServerMetaPrefix = "_nats."
 )

@@ -26,6 +26,7 @@ const (
 	CodeOverlap        = "NP402"
 	CodeForeignOwner   = "NP404"
 	CodePreventDestroy = "NP405"
+	CodeOffline        = "NP406"
 )
 
 // OverrideDataLoss is the apply flag (without dashes) that accepts NP301.
@@ -41,6 +42,8 @@ type computer struct {
 	wantC map[model.ConsumerKey]server.ConsumerConfig
 	// deleted are the live streams this plan deletes.
 	deleted map[string]bool
+	// offline maps the addresses the server listed but could not report to the reason.
+	offline map[string]string
 }
 
 // Compute diffs desired against live and returns the plan. It is pure: no I/O. live is
@@ -59,6 +62,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 		want:    map[string]server.StreamConfig{},
 		wantC:   map[model.ConsumerKey]server.ConsumerConfig{},
 		deleted: map[string]bool{},
+		offline: offlineObjects(live),
 	}
 	if t := live.Target; t != nil {
 		c.p.Target = Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain,
@@ -66,6 +70,12 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 	}
 	c.normaliseDesired()
 	c.p.DesiredHash = c.desiredHash()
+	if l := desired.Lock; l != nil {
+		c.p.Lock = &LockSpec{Project: desired.Project, Bucket: l.Bucket}
+		if l.TTL > 0 {
+			c.p.Lock.TTL = l.TTL.String()
+		}
+	}
 	for _, name := range desired.StreamNames() {
 		c.stream(desired.Streams[name])
 	}
@@ -178,6 +188,9 @@ func (c *computer) stream(ds *model.Stream) {
 	want := c.want[ds.Name]
 	addr, decl := ds.Address(), ds.Decl.String()
 	ls := c.live.Streams[ds.Name]
+	if c.isOffline("stream."+ds.Name, addr, ds.Decl) {
+		return
+	}
 	if ls == nil {
 		if want.Sealed {
 			c.finding(CodeRefused, SevError, addr, fieldPos(ds.Decl, "sealed"),
@@ -242,6 +255,9 @@ func (c *computer) consumer(dc *model.Consumer) {
 	want := c.wantC[k]
 	addr, decl := dc.Address(), dc.Decl.String()
 	lc := c.live.Consumers[k]
+	if c.isOffline("stream."+dc.Stream, addr, dc.Decl) || c.isOffline(addr, addr, dc.Decl) {
+		return
+	}
 	base := Change{Address: addr, Kind: "consumer", Name: dc.Name, Stream: dc.Stream, Decl: decl, Group: dc.Group}
 	if lc == nil {
 		ch := base

@@ -1,9 +1,6 @@
 package plan
 
-import (
-	"path"
-	"sort"
-)
+import "sort"
 
 // Drift statuses.
 const (
@@ -34,8 +31,9 @@ func (r *DriftReport) InSync() bool { return len(r.Drift) == 0 && len(r.Unmanage
 // Drifted derives the drift report from a plan: an update of an owned object is a
 // change made behind natsplan's back; a create is an object that went missing; an
 // owned object no longer declared is orphaned. Adoptions are not drift (the object was
-// never natsplan's). Unmanaged objects matching an ignore pattern are left out.
-func Drifted(p *Plan, ignore []string) *DriftReport {
+// never natsplan's). Unmanaged objects are the plan's: Compute already hid the ones the
+// natsplan block's ignore patterns name.
+func Drifted(p *Plan) *DriftReport {
 	r := &DriftReport{Target: p.Target, Drift: []*Drift{}, Unmanaged: []*Object{}}
 	for _, c := range p.Changes {
 		var status string
@@ -54,26 +52,8 @@ func Drifted(p *Plan, ignore []string) *DriftReport {
 		}
 		r.Drift = append(r.Drift, &Drift{Address: c.Address, Kind: c.Kind, Status: status, Fields: c.Fields})
 	}
-	for _, o := range p.Unmanaged {
-		if ignored(o, ignore) {
-			continue
-		}
-		r.Unmanaged = append(r.Unmanaged, o)
-	}
+	r.Unmanaged = append(r.Unmanaged, p.Unmanaged...)
 	r.Summary.Unmanaged = len(r.Unmanaged)
 	sort.SliceStable(r.Drift, func(i, j int) bool { return r.Drift[i].Address < r.Drift[j].Address })
 	return r
-}
-
-// ignored reports whether an ignore glob matches the object's name or address
-// ("TMP_*", "stream.SCRATCH_*", "consumer.ORDERS.debug-*").
-func ignored(o *Object, patterns []string) bool {
-	for _, pat := range patterns {
-		for _, s := range []string{o.Name, o.Address} {
-			if ok, _ := path.Match(pat, s); ok {
-				return true
-			}
-		}
-	}
-	return false
 }

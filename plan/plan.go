@@ -51,6 +51,9 @@ type Plan struct {
 	Drift           []*Drift   `json:"drift"`
 	Unmanaged       []*Object  `json:"unmanaged"`
 	Summary         Summary    `json:"summary"`
+	// Lock is the apply lock the configuration asks for, so that applying a saved plan
+	// takes the same lock as planning and applying in one go.
+	Lock *LockSpec `json:"lock,omitempty"`
 	// Checksum is the sha256 of the document without it; set when the plan is saved.
 	Checksum string `json:"checksum,omitempty"`
 }
@@ -155,4 +158,11 @@ func (p *Plan) HasErrors() bool {
 		}
 	}
 	return false
+}
+
+// LockSpec is the natsplan { lock {} } setting of the configuration a plan came from.
+type LockSpec struct {
+	Project string `json:"project"`
+	Bucket  string `json:"bucket,omitempty"`
+	TTL     string `json:"ttl,omitempty"`
 }

@@ -16,6 +16,9 @@ func (c *computer) undeclared() {
 		}
 		ls := c.live.Streams[name]
 		addr := ls.Address()
+		if ls.Config.Metadata[model.MetaRole] != "" {
+			continue // natsplan's own (the apply lock's bucket)
+		}
 		if ls.Owner() != c.desired.Project || c.desired.Project == "" {
 			c.unmanaged(&Object{Address: addr, Kind: string(kindOf(ls)), Name: name, Owner: ls.Owner(),
 				Reason: unmanagedReason(ls.Owner())})

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/natsplan/natsplan/apply"
+	"github.com/natsplan/natsplan/internal/lock"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
@@ -64,15 +65,44 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		// Fail before reading anything: in CI a prompt would hang or silently say no.
 		return &exitErr{Code: exitError, Err: errNoTTY}
 	}
+	// The lock, when the configuration asks for one, is taken before the server is
+	// read, so that the plan applied is the plan computed under the lock.
 	var (
-		p       *plan.Plan
+		spec    *plan.LockSpec
 		desired *model.Model
+		saved   *plan.Plan
 		err     error
 	)
 	if o.PlanFile != "" {
-		p, err = f.loadVerifiedPlan(ctx, o.PlanFile)
+		if saved, err = plan.ReadFile(o.PlanFile); err != nil {
+			return &exitErr{Code: exitError, Err: err}
+		}
+		spec = saved.Lock
 	} else {
-		p, desired, err = f.computePlan(ctx, o.Paths)
+		if desired, err = f.Load(o.Paths); err != nil {
+			return err
+		}
+		if desired.Lock != nil {
+			spec = &plan.LockSpec{Project: desired.Project, Bucket: desired.Lock.Bucket}
+			if desired.Lock.TTL > 0 {
+				spec.TTL = desired.Lock.TTL.String()
+			}
+		}
+	}
+	stop := f.Stop
+	if spec != nil {
+		lease, err := f.lock(ctx, spec, o.LockTimeout)
+		if err != nil {
+			return err
+		}
+		defer lease.Release(context.WithoutCancel(ctx))
+		stop = either(f.Stop, lease.Lost())
+	}
+	var p *plan.Plan
+	if saved != nil {
+		p, err = f.verifySavedPlan(ctx, o.PlanFile, saved)
+	} else {
+		p, err = f.planAgainst(ctx, desired)
 	}
 	if err != nil {
 		return err
@@ -80,27 +110,24 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 	if err := render.Text(f.IO.Out, p, render.TextOptions{Color: f.Color()}); err != nil {
 		return err
 	}
-	if !p.HasChanges() {
-		return nil
-	}
 	aopts := apply.Options{
 		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss,
-		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: f.Stop,
+		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: stop,
 	}
 	if err := apply.Check(p, aopts); err != nil {
 		// Refuse before asking: a plan that can not run needs no confirmation.
 		return &exitErr{Code: exitError, Err: err}
 	}
-	if !o.AutoApprove {
-		if !f.confirm() {
-			return &exitErr{Code: exitError, Err: fmt.Errorf("apply cancelled: nothing was changed")}
-		}
+	if !p.HasChanges() {
+		return nil
+	}
+	if !o.AutoApprove && !f.confirm() {
+		return &exitErr{Code: exitError, Err: fmt.Errorf("apply cancelled: nothing was changed")}
 	}
 	sess, err := f.Session(ctx)
 	if err != nil {
 		return err
 	}
-	_ = desired // the apply lock (issue 4) hooks in here
 	res, err := apply.Run(ctx, sess.JS, p, aopts)
 	if err != nil {
 		return err
@@ -112,19 +139,48 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 	return nil
 }
 
+// lock takes the apply lock named by spec, waiting up to wait for another holder.
+func (f *Factory) lock(ctx context.Context, spec *plan.LockSpec, wait time.Duration) (*lock.Lease, error) {
+	sess, err := f.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o := lock.Options{Bucket: spec.Bucket, Wait: wait, Domain: f.Global.Conn.JSDomain}
+	if spec.TTL != "" {
+		if o.TTL, err = time.ParseDuration(spec.TTL); err != nil {
+			return nil, fmt.Errorf("apply lock: bad ttl %q in the plan: %w", spec.TTL, err)
+		}
+	}
+	fmt.Fprintf(f.IO.ErrOut, "Taking the apply lock of project %s...\n", spec.Project)
+	lease, err := lock.Acquire(ctx, sess.NC, spec.Project, o)
+	if err != nil {
+		return nil, &exitErr{Code: exitError, Err: err}
+	}
+	return lease, nil
+}
+
+// either returns a channel closed when a or b is closed.
+func either(a, b <-chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		select {
+		case <-a:
+		case <-b:
+		}
+		close(out)
+	}()
+	return out
+}
+
 func (f *Factory) confirm() bool {
 	fmt.Fprint(f.IO.ErrOut, "\nDo you want to apply these changes? Only 'yes' will be accepted: ")
 	line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
 	return strings.TrimSpace(line) == "yes"
 }
 
-// loadVerifiedPlan reads a saved plan and proves it still holds: same target, and every
-// object it touches unchanged since planning. A stale plan is never applied.
-func (f *Factory) loadVerifiedPlan(ctx context.Context, name string) (*plan.Plan, error) {
-	p, err := plan.ReadFile(name)
-	if err != nil {
-		return nil, &exitErr{Code: exitError, Err: err}
-	}
+// verifySavedPlan proves a saved plan still holds: same target, and every object it
+// touches unchanged since planning. A stale plan is never applied.
+func (f *Factory) verifySavedPlan(ctx context.Context, name string, p *plan.Plan) (*plan.Plan, error) {
 	sess, err := f.Session(ctx)
 	if err != nil {
 		return nil, err

@@ -38,11 +38,11 @@ Exit codes: 0 in sync; 2 drift found; 1 error.`,
 }
 
 func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
-	p, desired, err := f.computePlan(ctx, o.Paths)
+	p, _, err := f.computePlan(ctx, o.Paths)
 	if err != nil {
 		return err
 	}
-	r := plan.Drifted(p, desired.Ignore)
+	r := plan.Drifted(p)
 	switch o.Format {
 	case "json":
 		err = render.DriftJSON(f.IO.Out, r)

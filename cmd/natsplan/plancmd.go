@@ -87,16 +87,23 @@ func (f *Factory) computePlan(ctx context.Context, paths []string) (*plan.Plan, 
 	if err != nil {
 		return nil, nil, err
 	}
+	p, err := f.planAgainst(ctx, desired)
+	return p, desired, err
+}
+
+// planAgainst reads the server, checks the target guard before trusting what it read,
+// and computes the plan for desired.
+func (f *Factory) planAgainst(ctx context.Context, desired *model.Model) (*plan.Plan, error) {
 	sess, err := f.Session(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	live, err := observe.Read(ctx, sess.JS, observe.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := plan.CheckTarget(desired.Expect, live.Target); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	liveStreams := map[string]bool{}
 	for name := range live.Streams {
@@ -105,11 +112,7 @@ func (f *Factory) computePlan(ctx context.Context, paths []string) (*plan.Plan, 
 	diags := schema.CheckConsumerStreams(desired, liveStreams)
 	f.printDiags(diags)
 	if diags.HasErrors() {
-		return nil, nil, silentExit(exitError)
+		return nil, silentExit(exitError)
 	}
-	p, err := plan.Compute(desired, live, plan.Options{Version: version})
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, desired, nil
+	return plan.Compute(desired, live, plan.Options{Version: version})
 }

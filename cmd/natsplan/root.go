@@ -78,7 +78,9 @@ the reviewed plan.`,
 		newCmdPlan(f),
 		newCmdApply(f),
 		newCmdDrift(f),
+		newCmdImport(f),
 		newCmdShow(f),
+		newCmdPartition(f),
 		newCmdVersion(f),
 	)
 	return root

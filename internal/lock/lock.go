@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/natsplan/natsplan/model"
 	"os"
 	"os/user"
 	"regexp"
@@ -38,7 +39,7 @@ const (
 // MetaRole marks the lock bucket in its metadata, so that plans can recognise it as
 // natsplan's own and not report it as unmanaged.
 const (
-	MetaRole  = "natsplan.role"
+	MetaRole  = model.MetaRole
 	RoleValue = "lock"
 )
 

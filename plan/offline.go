@@ -1,0 +1,35 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// offlineObjects indexes live.Offline ("stream.X: reason", "consumer.S.N: reason") by
+// address. The server lists these objects but can not report their config: a peer is
+// down, or the object needs a newer server.
+func offlineObjects(live *model.Model) map[string]string {
+	out := map[string]string{}
+	for _, entry := range live.Offline {
+		addr, reason, _ := strings.Cut(entry, ": ")
+		out[addr] = reason
+	}
+	return out
+}
+
+// isOffline reports whether the object at key (its JetStream address) is offline and,
+// if so, records an error: natsplan never creates, changes or deletes an object whose
+// live config it can not read, since a create could collide with it and an update
+// could undo what it does not see.
+func (c *computer) isOffline(key, addr string, d *model.Decl) bool {
+	reason, ok := c.offline[key]
+	if !ok {
+		return false
+	}
+	c.finding(CodeOffline, SevError, addr, d.String(), fmt.Sprintf(
+		"%s is offline on the server (%s): natsplan can not read its config, so it neither creates nor changes it; "+
+			"bring the server's peers back (nats server report jetstream) and plan again", key, reason))
+	return true
+}
