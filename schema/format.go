@@ -12,7 +12,7 @@ import (
 // exactly one final newline. Nothing is reordered, so comments stay where they are.
 // Invalid HCL is not formatted; its diagnostics are returned.
 func Format(src []byte, filename string) ([]byte, hcl.Diagnostics) {
-	if _, diags := parseConfig(src, filename, inlineBodies{}); diags.HasErrors() {
+	if _, diags := parseConfig(src, filename, inlineBodies{}, false); diags.HasErrors() {
 		return nil, diags
 	}
 	out := hclwrite.Format(src)

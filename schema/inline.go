@@ -1,6 +1,10 @@
 package schema
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -14,8 +18,18 @@ type inlineBodies map[*hclsyntax.Block]*hclsyntax.ObjectConsExpr
 // parseConfig parses a configuration file, accepting one-line blocks with commas.
 // It keeps every position exact: the bodies of such blocks are blanked with spaces
 // for the HCL parser and parsed separately as object expressions at their place.
-func parseConfig(src []byte, filename string, inline inlineBodies) (*hcl.File, hcl.Diagnostics) {
-	spans := commaBlocks(src, filename)
+// With evaluate set, number literals too large to evaluate are refused (see checkNumbers).
+func parseConfig(src []byte, filename string, inline inlineBodies, evaluate bool) (*hcl.File, hcl.Diagnostics) {
+	toks, diags := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	if evaluate && !diags.HasErrors() {
+		if diags := checkNumbers(toks); diags.HasErrors() {
+			return &hcl.File{Bytes: src, Body: hcl.EmptyBody()}, diags
+		}
+	}
+	var spans []braceSpan
+	if !diags.HasErrors() {
+		spans = commaBlocks(toks)
+	}
 	if len(spans) == 0 {
 		return hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	}
@@ -57,11 +71,7 @@ func parseConfig(src []byte, filename string, inline inlineBodies) (*hcl.File, h
 type braceSpan struct{ open, close hcl.Range }
 
 // commaBlocks finds one-line block bodies that separate arguments with commas.
-func commaBlocks(src []byte, filename string) []braceSpan {
-	toks, diags := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
-	if diags.HasErrors() {
-		return nil
-	}
+func commaBlocks(toks hclsyntax.Tokens) []braceSpan {
 	type frame struct {
 		open          hclsyntax.Token
 		body          bool // a block body, rather than an expression bracket
@@ -112,6 +122,31 @@ func commaBlocks(src []byte, filename string) []braceSpan {
 		line = append(line, t.Type)
 	}
 	return spans
+}
+
+// maxExponent bounds the decimal exponent of number literals. Turning 1e99999999 into
+// text or an integer takes minutes; no JetStream value needs more than 20 digits.
+const maxExponent = 1000
+
+// checkNumbers refuses number literals whose magnitude no field could hold, before
+// the HCL parser spends minutes expanding them.
+func checkNumbers(toks hclsyntax.Tokens) hcl.Diagnostics {
+	for _, t := range toks {
+		if t.Type != hclsyntax.TokenNumberLit {
+			continue
+		}
+		lit := strings.ToLower(string(t.Bytes))
+		_, exp, ok := strings.Cut(lit, "e")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimLeft(exp, "+")); err != nil || n > maxExponent || n < -maxExponent {
+			r := t.Range
+			return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Number out of range",
+				Detail: fmt.Sprintf("%s has an exponent beyond ±%d; write the value in range.", t.Bytes, maxExponent), Subject: &r}}
+		}
+	}
+	return nil
 }
 
 // isBlockHeader reports whether the tokens before a brace are a block's type and

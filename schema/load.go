@@ -134,7 +134,7 @@ func (l *Loader) load(files []string, srcs [][]byte, in Vars) (*model.Model, hcl
 	var locals []*hclsyntax.Attribute
 	var natsplan, objects []*hclsyntax.Block
 	for i, name := range files {
-		f, ds := parseConfig(srcs[i], name, st.inline)
+		f, ds := parseConfig(srcs[i], name, st.inline, true)
 		if f != nil {
 			l.files[name] = f
 		}

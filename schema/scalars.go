@@ -105,6 +105,11 @@ func (d *decoder) toString(v cty.Value, name string, r hcl.Range) (string, bool)
 		d.errorf(r, "Incorrect attribute value type", "%s must be a string.", name)
 		return "", false
 	}
+	if v.Type() == cty.Number && v.AsBigFloat().MantExp(nil) > 3400 {
+		// Beyond 1e1000: printing it would take minutes, and no string field wants it.
+		d.errorf(r, "Incorrect attribute value type", "%s must be a string, not a huge number.", name)
+		return "", false
+	}
 	s, err := convert.Convert(v, cty.String)
 	if err != nil {
 		d.errorf(r, "Incorrect attribute value type", "%s must be a string.", name)
@@ -125,34 +130,37 @@ func (d *decoder) whole(v cty.Value, name string, goType reflect.Type, r hcl.Ran
 	}
 	bf := v.AsBigFloat()
 	if !bf.IsInt() {
-		d.errorf(r, "Incorrect attribute value type", "%s must be a whole number, not %s.", name, bf.Text('g', -1))
+		d.errorf(r, "Incorrect attribute value type", "%s must be a whole number.", name)
 		return nil, false
 	}
-	n, _ := bf.Int(nil)
-	return d.inRange(n, name, goType, r)
+	return d.inRange(bf, name, goType, r)
 }
 
-// inRange checks n against the range of goType (int when unknown).
-func (d *decoder) inRange(n *big.Int, name string, goType reflect.Type, r hcl.Range) (any, bool) {
-	lo, hi := big.NewInt(math.MinInt64), new(big.Int).SetUint64(math.MaxInt64)
+// inRange checks n against the range of goType (int when unknown) and returns it as
+// int64 or uint64. It compares before converting: a literal like 1e99999999 must not
+// be expanded into a huge integer.
+func (d *decoder) inRange(n *big.Float, name string, goType reflect.Type, r hcl.Range) (any, bool) {
+	lo, hi := big.NewFloat(math.MinInt64), new(big.Float).SetUint64(math.MaxInt64)
 	k := reflect.Int
 	if goType != nil {
 		k = goType.Kind()
 	}
 	switch k {
 	case reflect.Int32:
-		lo, hi = big.NewInt(math.MinInt32), big.NewInt(math.MaxInt32)
+		lo, hi = big.NewFloat(math.MinInt32), big.NewFloat(math.MaxInt32)
 	case reflect.Uint64, reflect.Uint:
-		lo, hi = big.NewInt(0), new(big.Int).SetUint64(math.MaxUint64)
+		lo, hi = big.NewFloat(0), new(big.Float).SetUint64(math.MaxUint64)
 	}
 	if n.Cmp(lo) < 0 || n.Cmp(hi) > 0 {
-		d.errorf(r, "Value out of range", "%s must be between %s and %s; %s is not.", name, lo, hi, n)
+		f, _ := n.Float64()
+		d.errorf(r, "Value out of range", "%s must be between %s and %s; %.6g is not.", name, lo.Text('f', 0), hi.Text('f', 0), f)
 		return nil, false
 	}
-	if n.IsInt64() {
-		return n.Int64(), true
+	if i, acc := n.Int64(); acc == big.Exact {
+		return i, true
 	}
-	return n.Uint64(), true
+	u, _ := n.Uint64()
+	return u, true
 }
 
 // size converts a byte count or a size string.
@@ -180,7 +188,7 @@ func (d *decoder) size(v cty.Value, name string, goType reflect.Type, r hcl.Rang
 		d.errorf(r, "Invalid size", "%s must be at least 0, or -1 for unlimited; %d is not.", name, n)
 		return nil, false
 	}
-	return d.inRange(big.NewInt(n), name, goType, r)
+	return d.inRange(new(big.Float).SetInt64(n), name, goType, r)
 }
 
 // duration converts a duration string (or the number 0) to nanoseconds.
