@@ -413,8 +413,8 @@ func TestDurationAndSizeSpelling(t *testing.T) {
 		72 * time.Hour: "3d", 90 * time.Minute: "1h30m", 36 * time.Hour: "1d12h", 1500 * time.Millisecond: "1s500ms",
 		time.Microsecond: "1us", 0: "0s",
 	} {
-		if got := durationString(d); got != want {
-			t.Errorf("durationString(%s) = %q, want %q", d, got, want)
+		if got := model.FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%s) = %q, want %q", d, got, want)
 		}
 	}
 	for _, tc := range []struct {

@@ -3,6 +3,7 @@ package emit
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/natsplan/natsplan/model"
 	"reflect"
 	"sort"
 	"strings"
@@ -28,23 +29,6 @@ func blockName(field string) (string, bool) {
 		return "subject_transform", true
 	}
 	return "", false
-}
-
-func isDuration(field string) bool {
-	switch field {
-	case "max_age", "duplicate_window", "subject_delete_marker_ttl", "inactive_threshold", "ack_wait",
-		"idle_heartbeat", "max_expires", "priority_timeout", "ttl", "limit_marker_ttl", "backoff":
-		return true
-	}
-	return false
-}
-
-func isSize(field string) bool {
-	switch field {
-	case "max_bytes", "max_msg_size", "max_value_size":
-		return true
-	}
-	return false
 }
 
 // nestedOrder is the order of attributes inside nested blocks, as in the server's types.
@@ -137,9 +121,9 @@ func attrValue(field string, v any) (cty.Value, bool, error) {
 		case err != nil:
 			val, perr := cty.ParseNumberVal(x.String())
 			return val, perr == nil, perr
-		case isDuration(field):
-			return cty.StringVal(durationString(time.Duration(n))), true, nil
-		case isSize(field):
+		case model.IsDurationField(field):
+			return cty.StringVal(model.FormatDuration(time.Duration(n))), true, nil
+		case model.IsSizeField(field):
 			return sizeValue(n), true, nil
 		}
 		return cty.NumberIntVal(n), true, nil
@@ -179,44 +163,10 @@ func attrValue(field string, v any) (cty.Value, bool, error) {
 	return cty.NilVal, false, fmt.Errorf("unsupported value %v", v)
 }
 
-// durationString writes d the way people write durations: "3d", "1h30m", "500ms".
-func durationString(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	var b strings.Builder
-	if d < 0 {
-		b.WriteString("-")
-		d = -d
-	}
-	const day = 24 * time.Hour
-	if n := d / day; n > 0 {
-		fmt.Fprintf(&b, "%dd", n)
-		d -= n * day
-	}
-	for _, u := range []struct {
-		unit time.Duration
-		name string
-	}{{time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "us"}, {time.Nanosecond, "ns"}} {
-		if n := d / u.unit; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.name)
-			d -= n * u.unit
-		}
-	}
-	return b.String()
-}
-
-// sizeValue writes a byte count with the largest binary unit that divides it exactly.
+// sizeValue writes a byte count with a binary unit when one divides it exactly.
 func sizeValue(n int64) cty.Value {
-	if n > 0 {
-		for _, u := range []struct {
-			factor int64
-			name   string
-		}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-			if n%u.factor == 0 {
-				return cty.StringVal(fmt.Sprintf("%d%s", n/u.factor, u.name))
-			}
-		}
+	if s, ok := model.FormatSize(n); ok {
+		return cty.StringVal(s)
 	}
 	return cty.NumberIntVal(n)
 }

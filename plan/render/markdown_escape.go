@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"github.com/natsplan/natsplan/model"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,7 @@ func mdValue(path string, v any) string {
 		return "(none)"
 	}
 	name := path[strings.LastIndex(path, ".")+1:]
-	if mdDurationField(name) {
+	if model.IsDurationField(name) {
 		if list, ok := v.([]any); ok {
 			parts := make([]string, len(list))
 			for i, e := range list {
@@ -76,16 +77,6 @@ func mdValue(path string, v any) string {
 		return "?"
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// mdDurationField reports whether a JSON field holds nanoseconds.
-func mdDurationField(name string) bool {
-	switch name {
-	case "max_age", "duplicate_window", "subject_delete_marker_ttl", "inactive_threshold",
-		"ack_wait", "backoff", "idle_heartbeat", "max_expires", "priority_timeout":
-		return true
-	}
-	return false
 }
 
 func mdDuration(v any) string {
@@ -107,11 +98,8 @@ func mdDuration(v any) string {
 		b, _ := json.Marshal(v)
 		return string(b)
 	}
-	if n == 0 {
-		return "0"
-	}
 	if n < 0 {
 		return strconv.FormatInt(n, 10)
 	}
-	return time.Duration(n).String()
+	return model.FormatDuration(time.Duration(n))
 }

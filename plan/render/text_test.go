@@ -181,7 +181,7 @@ func TestTextContent(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"+ stream.NEW", "-/+ consumer.ORDERS.audit", "<= stream.LEGACY", "- stream.OLD", "~ stream.ORDERS",
-		"max_age: 72h0m0s -> 24h0m0s", "10 GiB", "part 1/2", "through the PAUSE API", "forces replacement",
+		"max_age: 3d -> 1d", "10GiB", "part 1/2", "through the PAUSE API", "forces replacement",
 		"ack state", "NP301 error stream.OLD", "--allow-data-loss", "stream.THEIRS (stream)",
 		"Plan: 1 to create, 2 to update, 1 to delete, 1 to replace, 1 to adopt.",
 	} {

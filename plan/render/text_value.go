@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-)
 
-// sizeFields hold bytes; the text plan shows them with a binary unit.
-var sizeFields = map[string]bool{"max_bytes": true, "max_msg_size": true}
+	"github.com/natsplan/natsplan/model"
+)
 
 // unlimitedFields use -1 for "no limit".
 var unlimitedFields = map[string]bool{
@@ -28,11 +27,11 @@ func textValue(path string, v any) string {
 		if err == nil && i == -1 && unlimitedFields[name] {
 			return "-1 (unlimited)"
 		}
-		if err == nil && sizeFields[name] && i > 0 {
-			return humanBytes(i)
+		if size, ok := model.FormatSize(i); err == nil && ok && model.IsSizeField(name) {
+			return size
 		}
 	}
-	if mdDurationField(name) {
+	if model.IsDurationField(name) {
 		return mdValue(path, v)
 	}
 	var b bytes.Buffer
@@ -42,24 +41,6 @@ func textValue(path string, v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// humanBytes renders n with the largest binary unit that divides it exactly, keeping
-// exact values exact.
-func humanBytes(n int64) string {
-	units := []string{"KiB", "MiB", "GiB", "TiB"}
-	unit, v := "", n
-	for _, u := range units {
-		if v%1024 != 0 {
-			break
-		}
-		v /= 1024
-		unit = u
-	}
-	if unit == "" {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%d %s", v, unit)
 }
 
 // decodeNumbers decodes JSON keeping numbers exact.
