@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/natsplan/natsplan/model"
 )
@@ -28,7 +29,11 @@ func Verify(p *Plan, live *model.Model) []string {
 		case ch.LiveHash != "" && now == "":
 			problems = append(problems, fmt.Sprintf("%s was deleted from the server after planning", ch.Address))
 		case ch.LiveHash != now:
-			problems = append(problems, fmt.Sprintf("%s changed on the server after planning (config hash %s, planned against %s)", ch.Address, short(now), short(ch.LiveHash)))
+			how := changedFields(live, ch)
+			if how == "" {
+				how = fmt.Sprintf("config hash %s, planned against %s", short(now), short(ch.LiveHash))
+			}
+			problems = append(problems, fmt.Sprintf("%s changed on the server after planning (%s)", ch.Address, how))
 		}
 	}
 	return problems
@@ -47,6 +52,44 @@ func liveHashOf(live *model.Model, ch *Change) string {
 		return Hash(ls.Config)
 	}
 	return ""
+}
+
+// maxVerifyFields bounds how many changed fields a refusal lists per object.
+const maxVerifyFields = 5
+
+// changedFields says how an object changed since planning: the fields whose live value
+// differs from the change's Before (the live config when planned), as
+// "path planned -> now", so the refusal says how, not only that. It is "" when the
+// plan kept no Before (a create) or the diff finds nothing; the caller then shows the hashes.
+func changedFields(live *model.Model, ch *Change) string {
+	if len(ch.Before) == 0 {
+		return ""
+	}
+	planned := mapOf(ch.Before)
+	if planned == nil {
+		return ""
+	}
+	var now map[string]any
+	if ch.Kind == "consumer" {
+		if lc := live.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; lc != nil {
+			now = mapOf(liveConsumerConfig(lc.Config))
+		}
+	} else if ls := live.Streams[ch.Name]; ls != nil {
+		now = mapOf(liveConfig(ls.Config))
+	}
+	if now == nil {
+		return ""
+	}
+	fields := diffMaps("", planned, now)
+	var parts []string
+	for i, f := range fields {
+		if i == maxVerifyFields {
+			parts = append(parts, fmt.Sprintf("and %d more", len(fields)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s -> %s", f.Path, show(f.Before), show(f.After)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // verifyTarget compares the planned target with the live one. In a cluster the client
