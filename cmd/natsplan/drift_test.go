@@ -16,25 +16,12 @@ import (
 	"github.com/natsplan/natsplan/plan"
 )
 
-const driftBase = `
-natsplan {
-  project = "shop"
-}
-stream "ORDERS" {
-  subjects = ["orders.>"]
-  max_age  = "1h"
-}
-consumer "ORDERS" "audit" {
-  ack_policy      = "explicit"
-  max_ack_pending = 100
-}
+// driftBase is ownedConfig (ownership_test.go) and one more owned stream.
+const driftBase = ownedConfig + `
 stream "RETURNS" {
   subjects = ["returns.>"]
 }
 `
-
-// driftWithout is driftBase without RETURNS: the owned stream becomes orphaned.
-var driftWithout = strings.Replace(driftBase, "stream \"RETURNS\" {\n  subjects = [\"returns.>\"]\n}\n", "", 1)
 
 // driftIgnoring is driftBase with ignore patterns for unmanaged objects.
 var driftIgnoring = strings.Replace(driftBase, "project = \"shop\"", "project = \"shop\"\n  ignore  = [\"stream.ROG*\", \"LEGACY\"]", 1)
@@ -91,7 +78,7 @@ func TestDrift(t *testing.T) {
 				}
 			},
 			want: map[string]string{"consumer.ORDERS.audit": plan.DriftMissing}},
-		{name: "owned object no longer declared", config: driftWithout,
+		{name: "owned object no longer declared", config: ownedConfig, // without RETURNS, which is owned
 			want: map[string]string{"stream.RETURNS": plan.DriftOrphaned}},
 		{name: "unmanaged streams", config: driftBase,
 			change: func(t *testing.T) {

@@ -19,18 +19,7 @@ import (
 
 // savedBase is what the server holds before each saved-plan case; savedNext is what
 // the plan moves it to: one in-place update of every kind of object, and one create.
-const savedBase = `
-natsplan {
-  project = "shop"
-}
-stream "ORDERS" {
-  subjects = ["orders.>"]
-  max_age  = "1h"
-}
-consumer "ORDERS" "audit" {
-  ack_policy      = "explicit"
-  max_ack_pending = 100
-}
+const savedBase = ownedConfig + `
 kv "sessions" {
   history = 2
   ttl     = "1h"
