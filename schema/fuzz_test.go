@@ -6,7 +6,10 @@ import (
 )
 
 // FuzzLoad decodes arbitrary files: whatever the input, Load must return
-// diagnostics, never panic, and every error must say where it is or why.
+// diagnostics, never panic, and every error must say what is wrong. Run it with a
+// short minimisation time, or the first interesting inputs stall the workers:
+//
+//	go test ./schema -run '^$' -fuzz FuzzLoad -fuzztime 30s -fuzzminimizetime 1s
 func FuzzLoad(f *testing.F) {
 	for _, p := range testConfigs(f) {
 		src, err := os.ReadFile(p)

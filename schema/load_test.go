@@ -365,3 +365,34 @@ func TestCheckConsumerStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepsGoing checks that one load reports every mistake, each once, in order.
+func TestKeepsGoing(t *testing.T) {
+	src := `natsplan {
+  project = "p"
+}
+stream "A" {
+  max_age   = "soon"
+  retention = "limit"
+}
+stream "B.C" {
+}
+consumer "A" "c" {
+  ack_wait = "1x"
+  bogus    = 1
+}
+`
+	_, diags := NewLoader().load([]string{"m.hcl"}, [][]byte{[]byte(src)}, Vars{})
+	want := []struct {
+		line    int
+		summary string
+	}{{5, "Invalid duration"}, {6, "Invalid retention value"}, {8, "Invalid stream name"}, {11, "Invalid duration"}, {12, "Unsupported argument"}}
+	if len(diags) != len(want) {
+		t.Fatalf("got %d diagnostics, want %d:\n%s", len(diags), len(want), render(diags))
+	}
+	for i, w := range want {
+		if diags[i].Subject.Start.Line != w.line || diags[i].Summary != w.summary {
+			t.Errorf("diagnostic %d = line %d %q, want line %d %q", i, diags[i].Subject.Start.Line, diags[i].Summary, w.line, w.summary)
+		}
+	}
+}
