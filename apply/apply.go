@@ -100,43 +100,71 @@ type outcome struct {
 func (r *runner) run(ctx context.Context) {
 	defer r.prog.close()
 	done := make(chan outcome)
+	for _, step := range r.steps() {
+		r.runStep(ctx, step, done)
+	}
+}
+
+// runStep runs the changes of one step. Each change counts its dependencies inside the
+// step that have not succeeded yet and is ready at zero; a failure skips its dependants
+// at once. That keeps the scheduling linear in the number of changes and dependencies,
+// which matters for plans of tens of thousands of changes.
+func (r *runner) runStep(ctx context.Context, step []int, done chan outcome) {
+	inStep := make(map[int]bool, len(step))
+	for _, i := range step {
+		inStep[i] = true
+	}
+	waiting := make(map[int]int, len(step))
+	dependants := map[int][]int{}
+	for _, i := range step {
+		for _, j := range r.deps[i] {
+			if inStep[j] {
+				waiting[i]++
+				dependants[j] = append(dependants[j], i)
+			}
+		}
+	}
+	var ready []int
+	for _, i := range step {
+		// Earlier steps are finished: a dependency there that failed or was skipped
+		// blocks this change for good.
+		if b := r.blocker(i); b >= 0 {
+			r.skip(i, b, dependants)
+		} else if waiting[i] == 0 && r.res.Steps[i].Status == StatusNotStarted {
+			ready = append(ready, i)
+		}
+	}
 	running := 0
-	for _, pending := range r.steps() {
-		for len(pending) > 0 || running > 0 {
-			rest := pending[:0]
-			for _, i := range pending {
-				blocker, ready := r.depState(i)
-				switch {
-				case blocker >= 0:
-					r.skip(i, blocker)
-				case r.stopped(ctx):
-					// stays not_started
-				case !ready || running >= r.par:
-					rest = append(rest, i)
-				default:
-					running++
-					r.start(ctx, i, done)
+	for {
+		for len(ready) > 0 && running < r.par && !r.stopped(ctx) {
+			running++
+			r.start(ctx, ready[0], done)
+			ready = ready[1:]
+		}
+		if running == 0 {
+			// Nothing is in flight, so nothing more becomes ready: what is left was
+			// stopped and stays not_started.
+			return
+		}
+		var stop, cancelled <-chan struct{}
+		if !r.halted {
+			stop, cancelled = r.stop, ctx.Done()
+		}
+		select {
+		case o := <-done:
+			running--
+			r.finish(o)
+			for _, i := range dependants[o.i] {
+				if o.err != nil {
+					r.skip(i, o.i, dependants)
+				} else if waiting[i]--; waiting[i] == 0 && r.res.Steps[i].Status == StatusNotStarted {
+					ready = append(ready, i)
 				}
 			}
-			pending = rest
-			if running == 0 {
-				// Every dependency is in this step or an earlier, finished one and the
-				// graph has no cycle, so with nothing running nothing can be pending.
-				break
-			}
-			var stop, cancelled <-chan struct{}
-			if !r.halted {
-				stop, cancelled = r.stop, ctx.Done()
-			}
-			select {
-			case o := <-done:
-				running--
-				r.finish(o)
-			case <-stop:
-				r.stopped(ctx)
-			case <-cancelled:
-				r.stopped(ctx)
-			}
+		case <-stop:
+			r.stopped(ctx)
+		case <-cancelled:
+			r.stopped(ctx)
 		}
 	}
 }
@@ -175,25 +203,24 @@ func (r *runner) steps() [][]int {
 	return out
 }
 
-// depState returns a dependency of change i that failed or was skipped (or -1), and
-// whether all its dependencies are done.
-func (r *runner) depState(i int) (blocker int, ready bool) {
-	ready = true
+// blocker returns a dependency of change i that failed or was skipped, or -1.
+func (r *runner) blocker(i int) int {
 	for _, j := range r.deps[i] {
-		switch r.res.Steps[j].Status {
-		case StatusFailed, StatusSkipped:
-			return j, false
-		case StatusDone:
-		default:
-			ready = false
+		if st := r.res.Steps[j].Status; st == StatusFailed || st == StatusSkipped {
+			return j
 		}
 	}
-	return -1, ready
+	return -1
 }
 
-func (r *runner) skip(i, blocker int) {
-	b := r.res.Steps[blocker]
+// skip marks change i skipped because of blocker, and with it every change of the step
+// that depends on it.
+func (r *runner) skip(i, blocker int, dependants map[int][]int) {
 	s := r.res.Steps[i]
+	if s.Status != StatusNotStarted {
+		return
+	}
+	b := r.res.Steps[blocker]
 	s.Status = StatusSkipped
 	if b.Status == StatusSkipped {
 		s.Err = fmt.Errorf("depends on %s, which was skipped", b.Address)
@@ -201,6 +228,9 @@ func (r *runner) skip(i, blocker int) {
 		s.Err = fmt.Errorf("depends on %s, which failed", b.Address)
 	}
 	r.prog.skipped(s)
+	for _, d := range dependants[i] {
+		r.skip(d, i, dependants)
+	}
 }
 
 func (r *runner) start(ctx context.Context, i int, done chan<- outcome) {

@@ -115,6 +115,12 @@ func TestRunFailure(t *testing.T) {
 		// A second independent failure in a later step: the stream does not exist.
 		consumer(plan.ActUpdate, "NOPE", "c", 3, `{"ack_policy":"explicit"}`),
 		stream(plan.ActCreate, "LATE", 4, `{"subjects":["late.>"]}`, "stream.GOOD"),
+		// Dependencies inside one step: one that fails while the step runs, and one that
+		// succeeds first.
+		consumer(plan.ActCreate, "SAME", "c", 5, `{"ack_policy":"explicit"}`, "stream.SAME"),
+		stream(plan.ActCreate, "SAME", 5, `{"subjects":["same.>"],"max_age":1000000}`),
+		consumer(plan.ActCreate, "LATE", "c", 5, `{"ack_policy":"explicit"}`, "consumer.LATE.b"),
+		consumer(plan.ActCreate, "LATE", "b", 5, `{"ack_policy":"explicit"}`),
 	}}
 	var out lines
 	res := mustRun(t, c, p, Options{Parallelism: 2, Progress: &out})
@@ -126,6 +132,10 @@ func TestRunFailure(t *testing.T) {
 		"consumer.GOOD.c2": StatusSkipped,
 		"consumer.NOPE.c":  StatusFailed,
 		"stream.LATE":      StatusDone,
+		"consumer.SAME.c":  StatusSkipped,
+		"stream.SAME":      StatusFailed,
+		"consumer.LATE.c":  StatusDone,
+		"consumer.LATE.b":  StatusDone,
 	}
 	got := statuses(res)
 	for addr, st := range want {
@@ -136,7 +146,7 @@ func TestRunFailure(t *testing.T) {
 	if res.OK() {
 		t.Error("OK() with failed changes")
 	}
-	if got := res.Counts(); got != (Counts{Done: 3, Failed: 2, Skipped: 2}) {
+	if got := res.Counts(); got != (Counts{Done: 5, Failed: 3, Skipped: 3}) {
 		t.Errorf("counts = %+v", got)
 	}
 	for _, s := range res.Steps {
@@ -147,7 +157,7 @@ func TestRunFailure(t *testing.T) {
 				t.Errorf("%s: error %v is not the server's", s.Address, s.Err)
 			}
 		case StatusSkipped:
-			if s.Err == nil || !strings.Contains(s.Err.Error(), "BAD") {
+			if s.Err == nil || !strings.Contains(s.Err.Error(), "BAD") && !strings.Contains(s.Err.Error(), "stream.SAME") {
 				t.Errorf("%s: skip reason %v does not name the failed dependency", s.Address, s.Err)
 			}
 			if strings.Contains(out.String(), s.Address+": creating") {
@@ -167,6 +177,9 @@ func TestRunFailure(t *testing.T) {
 	}
 	if consumerInfo(t, c, "GOOD", "c2") != nil {
 		t.Error("GOOD/c2 was created although its dependency was skipped")
+	}
+	if c, b := lineIndex(out.String(), "consumer.LATE.c: creating"), lineIndex(out.String(), "consumer.LATE.b: created"); c < b {
+		t.Errorf("consumer.LATE.c started before consumer.LATE.b was created:\n%s", out.String())
 	}
 	for _, l := range []string{"stream.BAD: create failed (", "consumer.GOOD.c2: skipped: depends on consumer.BAD.c1, which was skipped", "consumer.BAD.c1: skipped: depends on stream.BAD, which failed"} {
 		if !strings.Contains(out.String(), l) {
