@@ -102,15 +102,17 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		return f.session, nil
 	}
 	o := f.Global.Conn
+	// Only the flags conflict with --embedded: the flag is explicit, so it wins over an
+	// ambient $NATS_URL or $NATS_CONTEXT, as every flag wins over its variable.
+	if f.Global.Embedded != "" && (o.Server != "" || o.Context != "") {
+		return nil, usageErr("--embedded runs its own server: drop --server/--context")
+	}
 	o.FromEnv(f.getenv)
 	if o.Name == "" {
 		o.Name = "natsplan"
 	}
 	var srv *embedded.Server
 	if f.Global.Embedded != "" {
-		if o.Server != "" || o.Context != "" {
-			return nil, usageErr("--embedded runs its own server: drop --server/--context (or $NATS_URL/$NATS_CONTEXT)")
-		}
 		s, err := embedded.Start(embedded.Options{StoreDir: f.Global.Embedded})
 		if err != nil {
 			return nil, err
