@@ -168,6 +168,9 @@ func TestDrift(t *testing.T) {
 					}
 				}
 			}
+			if c.fields["stream.ORDERS"] != nil && !strings.Contains(text, "max_age: files 1h, server 2h") {
+				t.Errorf("text does not show durations as durations\n%s", text)
+			}
 			if strings.Contains(text+md, "THEIRS") && !strings.Contains(text, "owned by project billing") {
 				t.Errorf("a stream of another project is not named as such\n%s", text)
 			}

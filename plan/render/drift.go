@@ -20,7 +20,7 @@ func DriftText(w io.Writer, r *plan.DriftReport) error {
 	for _, d := range r.Drift {
 		fmt.Fprintf(&b, "%s %s (%s)\n", driftSymbol(d.Status), d.Address, d.Status)
 		for _, f := range d.Fields {
-			fmt.Fprintf(&b, "    %s: files %s, server %s\n", f.Path, driftValue(f.After), driftValue(f.Before))
+			fmt.Fprintf(&b, "    %s: files %s, server %s\n", f.Path, textValue(f.Path, f.After), textValue(f.Path, f.Before))
 		}
 	}
 	for _, o := range r.Unmanaged {
@@ -78,15 +78,4 @@ func driftOwnerNote(o *plan.Object) string {
 		return ", owned by project " + o.Owner
 	}
 	return ""
-}
-
-func driftValue(v any) string {
-	if v == nil {
-		return "(unset)"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
