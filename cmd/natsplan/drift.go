@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -53,6 +54,21 @@ func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if p.HasErrors() {
+		// A difference the plan can only refuse (an immutable field changed out of
+		// band, an object another project took) is no change in the plan, so the
+		// report alone would call it in sync: it is an error to look at.
+		var errs []*plan.Finding
+		for _, fd := range p.Findings {
+			if fd.Severity == plan.SevError {
+				errs = append(errs, fd)
+			}
+		}
+		if err := render.Findings(f.IO.ErrOut, errs, f.IO.StderrTTY && !f.Global.NoColor); err != nil {
+			return err
+		}
+		return &exitErr{Code: exitError, Err: fmt.Errorf("the plan has %d error(s), listed above, so the drift report is incomplete: fix them, or see natsplan plan", len(errs))}
 	}
 	if !r.InSync() {
 		return silentExit(exitChanges)

@@ -177,6 +177,27 @@ func TestDrift(t *testing.T) {
 		})
 	}
 
+	// A change the plan can only refuse (an immutable field, here storage, changed by
+	// re-creating the stream) is no update, but it is drift: an error, never "in sync".
+	mustCLI(t, url, "apply", "--auto-approve", base)
+	for _, name := range []string{"ROGUE", "THEIRS", "LEGACY", "OTHER", "RETURNS"} {
+		_ = js.DeleteStream(ctx, name) // RETURNS is re-created below; the others are left by the cases
+	}
+	recreated := jetstream.StreamConfig{Name: "RETURNS", Subjects: []string{"returns.>"}, Storage: jetstream.MemoryStorage,
+		Metadata: map[string]string{"natsplan.project": "shop"}}
+	if _, err := js.CreateStream(ctx, recreated); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "json", "markdown"} {
+		code, out, errOut := cli(t, url, "drift", "--format", format, base)
+		if code != exitError || !strings.Contains(errOut, "NP303") || !strings.Contains(errOut, "stream.RETURNS") {
+			t.Fatalf("drift --format %s of a refused change: exit %d, want 1 naming NP303 and the stream\n%s\n%s", format, code, out, errOut)
+		}
+		if format == "json" && !json.Valid([]byte(out)) {
+			t.Fatalf("drift --format json with errors: stdout is not one JSON document\n%s", out)
+		}
+	}
+
 	code, out, errOut := cli(t, "nats://127.0.0.1:1", "drift", base)
 	if code != exitError || !strings.Contains(errOut, "no server") {
 		t.Fatalf("drift against no server: exit %d, want 1 saying so\n%s\n%s", code, out, errOut)
