@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -240,9 +241,9 @@ func TestLockSerialisesApplies(t *testing.T) {
 	}
 }
 
-// TestLockHeld: an apply that can not get the lock within --lock-timeout fails naming
-// the holder and writes nothing; a lease nobody refreshes (its holder crashed) is
-// taken over after its ttl.
+// TestLockHeld: an apply (of the files or of a plan saved from them) that can not get
+// the lock within --lock-timeout fails naming the holder and writes nothing; a lease
+// nobody refreshes (its holder crashed) is taken over after its ttl.
 func TestLockHeld(t *testing.T) {
 	s := testsrv.Start(t)
 	url := s.ClientURL()
@@ -255,10 +256,15 @@ func TestLockHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	mustCLI(t, url, "plan", "--out", planFile, dir)
 	rec := record(t, testsrv.Connect(t, s), "$JS.API.>")
-	code, out, errOut := cli(t, url, "apply", "--auto-approve", "--lock-timeout", "300ms", dir)
-	if code != exitError || !strings.Contains(errOut, "is held by ci@runner-7 pid 4242") || !strings.Contains(errOut, "--lock-timeout") {
-		t.Fatalf("apply with the lock held: exit %d, want 1 naming the holder\n%s\n%s", code, out, errOut)
+	// The configuration asks for the lock, and so does the plan saved from it.
+	for _, target := range []string{dir, planFile} {
+		code, out, errOut := cli(t, url, "apply", "--auto-approve", "--lock-timeout", "300ms", target)
+		if code != exitError || !strings.Contains(errOut, "is held by ci@runner-7 pid 4242") || !strings.Contains(errOut, "--lock-timeout") {
+			t.Fatalf("apply %s with the lock held: exit %d, want 1 naming the holder\n%s\n%s", filepath.Base(target), code, out, errOut)
+		}
 	}
 	for _, m := range rec.events(t) {
 		if apiWrite(m) {
@@ -277,7 +283,7 @@ func TestLockHeld(t *testing.T) {
 	if _, err := kv.Create(ctx, "shop", []byte(`{"holder":"crashed pid 1"}`)); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut = cli(t, url, "apply", "--auto-approve", "--lock-timeout", "20s", dir)
+	code, out, errOut := cli(t, url, "apply", "--auto-approve", "--lock-timeout", "20s", planFile)
 	if code != 0 || !strings.Contains(out, "Apply complete") {
 		t.Fatalf("apply after the crashed holder's ttl: exit %d, want 0\n%s\n%s", code, out, errOut)
 	}
