@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/natsplan/natsplan/internal/embedded"
+	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/testsrv"
+	"github.com/natsplan/natsplan/observe"
+	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/schema"
+)
+
+// phaseStreams is the size of the topology the phase benchmarks plan: the harness's N.
+const phaseStreams = 1000
+
+// BenchmarkPlanPhases measures each phase of a no-change plan of the harness's
+// configuration (1,000 streams × 2 consumers, applied once through natsplan) on its own,
+// so a profile of one phase is not diluted by the others:
+//
+//	go test ./bench -run '^$' -bench PlanPhases -benchtime 10x -cpuprofile cpu.out
+func BenchmarkPlanPhases(b *testing.B) {
+	ctx := context.Background()
+	s := testsrv.Start(b, func(o *embedded.Options) { o.DefaultMaxConsumers = -1 })
+	js := jsapi.New(testsrv.Connect(b, s), "", 30*time.Second)
+	dir := b.TempDir()
+	if err := writeConfig(dir, phaseStreams); err != nil {
+		b.Fatal(err)
+	}
+	var ph phases
+	if err := natsplanApply(ctx, js, dir, &ph); err != nil {
+		b.Fatal(err)
+	}
+	desired, diags := schema.Load([]string{dir}, schema.Vars{})
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	live, err := observe.Read(ctx, js, observe.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if m, diags := schema.Load([]string{dir}, schema.Vars{}); diags.HasErrors() || len(m.Consumers) != 2*phaseStreams {
+				b.Fatalf("load: %v", diags)
+			}
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		for b.Loop() {
+			if m, err := observe.Read(ctx, js, observe.Options{}); err != nil || len(m.Consumers) != 2*phaseStreams {
+				b.Fatalf("read: %v", err)
+			}
+		}
+	})
+	b.Run("compute", func(b *testing.B) {
+		for b.Loop() {
+			p, err := plan.Compute(desired, live, plan.Options{Version: "bench"})
+			if err != nil || p.HasChanges() {
+				b.Fatalf("compute: %v, changes: %v", err, p != nil && p.HasChanges())
+			}
+		}
+	})
+	b.Run("total", func(b *testing.B) {
+		for b.Loop() {
+			if err := natsplanPlan(ctx, js, dir, &ph); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
