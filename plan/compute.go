@@ -204,7 +204,10 @@ func (c *computer) stream(ds *model.Stream) {
 	if c.foreign(ls.Owner(), addr, ds.Decl) {
 		return
 	}
-	fields := diffMaps("", canonStream(ls.Config), canonStream(want))
+	var fields []*FieldChange
+	if !sameStream(ls.Config, want) {
+		fields = diffMaps("", canonStream(ls.Config), canonStream(want))
+	}
 	if len(fields) == 0 {
 		return
 	}
@@ -272,7 +275,10 @@ func (c *computer) consumer(dc *model.Consumer) {
 	if st := c.streamConfig(dc.Stream); st != nil && st.Replicas > 0 {
 		replicas = st.Replicas
 	}
-	fields := diffMaps("", canonConsumer(lc.Config, replicas), canonConsumer(want, replicas))
+	var fields []*FieldChange
+	if !sameConsumer(lc.Config, want, replicas) {
+		fields = diffMaps("", canonConsumer(lc.Config, replicas), canonConsumer(want, replicas))
+	}
 	if want.PauseUntil != nil && (lc.Config.PauseUntil == nil || !lc.Config.PauseUntil.Equal(*want.PauseUntil)) {
 		var before any
 		if lc.Config.PauseUntil != nil {
