@@ -24,6 +24,9 @@ func Marshal(p *Plan) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
+	// Subjects stay readable ("orders.>", not "orders.\u003e") for the reviewer; the
+	// checksum is over json.Marshal's bytes, which Unmarshal recomputes the same way.
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(p); err != nil {
 		return nil, fmt.Errorf("encode plan: %w", err)
 	}
