@@ -18,15 +18,9 @@ func (e *RefusedError) Error() string {
 	return "apply refused, nothing was changed: " + strings.Join(e.Reasons, "; ")
 }
 
-// The apply flags a finding's Overridable may name.
-const (
-	flagAllowDelete   = "allow-delete"
-	flagAllowDataLoss = "allow-data-loss"
-)
-
-// codeDataLoss is the finding --allow-data-loss accepts even when the plan does not
-// name the flag in Overridable (plans written before that field existed).
-const codeDataLoss = "NP301"
+// flagAllowDelete is the apply flag, without dashes, a finding's Overridable may name
+// besides plan.OverrideDataLoss.
+const flagAllowDelete = "allow-delete"
 
 // refusals lists why the plan must not run under o; empty means it may.
 func refusals(p *plan.Plan, o Options) []string {
@@ -36,11 +30,12 @@ func refusals(p *plan.Plan, o Options) []string {
 			continue
 		}
 		flag := f.Overridable
-		if flag == "" && f.Code == codeDataLoss {
-			flag = flagAllowDataLoss
+		if flag == "" && f.Code == plan.CodeDataLoss {
+			// --allow-data-loss is NP301's flag even in a plan that does not name it.
+			flag = plan.OverrideDataLoss
 		}
 		switch {
-		case flag == flagAllowDataLoss && o.AllowDataLoss, flag == flagAllowDelete && o.AllowDelete:
+		case flag == plan.OverrideDataLoss && o.AllowDataLoss, flag == flagAllowDelete && o.AllowDelete:
 			continue
 		case flag != "":
 			reasons = append(reasons, fmt.Sprintf("%s %s: %s (run with --%s to accept)", f.Code, where(f), f.Message, flag))
