@@ -18,17 +18,36 @@ import (
 // Hash returns "sha256:<hex>" of v's canonical JSON: object keys sorted, server-owned
 // metadata (_nats.*) stripped from every "metadata" object, an empty metadata dropped.
 func Hash(v any) string {
-	doc, err := toJSONValue(v)
-	if err != nil {
-		return ""
-	}
-	stripServerMeta(doc)
-	b, err := json.Marshal(doc)
+	b, err := canonicalBytes(v)
 	if err != nil {
 		return ""
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// canonicalBytes is the canonical JSON Hash hashes: byte-wise where canonicalJSON can,
+// else through the generic form.
+func canonicalBytes(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if out, err := canonicalJSON(b); err == nil {
+		return out, nil
+	}
+	return genericCanonical(b)
+}
+
+// genericCanonical decodes a JSON document, strips server metadata and re-encodes it,
+// which sorts the keys.
+func genericCanonical(b []byte) ([]byte, error) {
+	doc, err := decodeGeneric(b)
+	if err != nil {
+		return nil, err
+	}
+	stripServerMeta(doc)
+	return json.Marshal(doc)
 }
 
 // stripServerMeta removes _nats.* keys from every "metadata" object inside v.
@@ -62,6 +81,11 @@ func toJSONValue(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeGeneric(b)
+}
+
+// decodeGeneric decodes a JSON document into its generic form, keeping numbers exact.
+func decodeGeneric(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out any
