@@ -44,6 +44,8 @@ type computer struct {
 	deleted map[string]bool
 	// offline maps the addresses the server listed but could not report to the reason.
 	offline map[string]string
+	// inv runs the invariant checks; it also normalises the declared configs, once.
+	inv *invariants
 }
 
 // Compute diffs desired against live and returns the plan. It is pure: no I/O. live is
@@ -63,6 +65,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 		wantC:   map[model.ConsumerKey]server.ConsumerConfig{},
 		deleted: map[string]bool{},
 		offline: offlineObjects(live),
+		inv:     newInvariants(desired, live),
 	}
 	if t := live.Target; t != nil {
 		c.p.Target = Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain,
@@ -85,7 +88,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 	c.undeclared()
 	c.checkAPILevels()
 	c.checkOverlaps()
-	c.p.Findings = append(c.p.Findings, CheckInvariants(desired, live)...)
+	c.p.Findings = append(c.p.Findings, c.inv.check()...)
 	c.order()
 	OrderLanes(c.p, desired, live)
 	c.summarise()
@@ -108,14 +111,14 @@ func (c *computer) ownership(md map[string]string, lc model.Lifecycle) map[strin
 }
 
 // normaliseDesired fills want and wantC: ownership metadata plus the server's defaults.
+// The invariant checks normalise the same declared configs without the ownership marks;
+// normalising ignores metadata except to strip server keys from it, so the configs are
+// taken from there and only the metadata is done here, as the normalisers do it.
 func (c *computer) normaliseDesired() {
 	for name, s := range c.desired.Streams {
-		cfg := s.Config
-		if cfg.Name == "" {
-			cfg.Name = name
-		}
-		cfg.Metadata = c.ownership(cfg.Metadata, s.Lifecycle)
-		c.want[name] = NormalizeStream(cfg, c.live.Target)
+		cfg := *c.inv.streamConfig(name)
+		cfg.Metadata = userMetadata(cloneJSON(c.ownership(s.Config.Metadata, s.Lifecycle)))
+		c.want[name] = cfg
 	}
 	// mirror_direct is the origin's allow_direct, declared or live.
 	for name, cfg := range c.want {
@@ -130,12 +133,19 @@ func (c *computer) normaliseDesired() {
 		c.want[name] = cfg
 	}
 	for k, dc := range c.desired.Consumers {
-		cfg := dc.Config
-		if cfg.Durable == "" && cfg.Name == "" {
-			cfg.Durable = k.Name
+		md := c.ownership(dc.Config.Metadata, dc.Lifecycle)
+		if dc.Config.Durable == "" && dc.Config.Name == "" {
+			// The checks normalise the config as declared; this one gets a name.
+			cfg := dc.Config
+			cfg.Durable, cfg.Metadata = k.Name, md
+			c.wantC[k] = NormalizeConsumer(cfg, c.streamConfig(k.Stream), c.live.Target)
+			continue
 		}
-		cfg.Metadata = c.ownership(cfg.Metadata, dc.Lifecycle)
-		c.wantC[k] = NormalizeConsumer(cfg, c.streamConfig(k.Stream), c.live.Target)
+		// Of the stream, normalising a consumer reads only consumer_limits, which the
+		// ownership marks and mirror_direct of want leave as the checks have them.
+		cfg := c.inv.config(dc)
+		cfg.Metadata = userMetadata(cloneJSON(md))
+		c.wantC[k] = cfg
 	}
 }
 

@@ -34,17 +34,28 @@ const (
 // the consumers on the server that the files do not declare, the live partition
 // counts, and the account and server limits behind the consumer defaults. It is pure.
 func CheckInvariants(desired, live *model.Model) []*Finding {
+	return newInvariants(desired, live).check()
+}
+
+// newInvariants prepares a run of the checks. Compute normalises the declared configs
+// through it (streamConfig, config) so that the checks reuse that work.
+func newInvariants(desired, live *model.Model) *invariants {
 	v := &invariants{desired: desired, live: live, cfgs: map[*model.Consumer]server.ConsumerConfig{},
 		streams: map[string]*server.StreamConfig{}, members: map[string][]*model.Consumer{}}
 	if live != nil {
 		v.target = live.Target
 	}
+	return v
+}
+
+// check runs the checks and returns their findings in code and address order.
+func (v *invariants) check() []*Finding {
 	v.checkMappings()
-	for _, name := range sortedNames(desired.Groups) {
-		v.checkGroup(desired.Groups[name])
+	for _, name := range sortedNames(v.desired.Groups) {
+		v.checkGroup(v.desired.Groups[name])
 	}
-	for _, k := range desired.ConsumerKeys() {
-		if c := desired.Consumers[k]; c.Group == "" {
+	for _, k := range v.desired.ConsumerKeys() {
+		if c := v.desired.Consumers[k]; c.Group == "" {
 			v.checkPlainConsumer(c)
 		}
 	}

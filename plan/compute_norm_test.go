@@ -1,0 +1,72 @@
+package plan
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// TestNormaliseDesiredMatchesNormalizers checks that the configs Compute sends, which
+// it takes from the invariant checks' normalisation and marks with ownership after, are
+// exactly what normalising the marked config gives: for configs with every field set,
+// server metadata, no metadata, and a consumer declared without a name.
+func TestNormaliseDesiredMatchesNormalizers(t *testing.T) {
+	full := filledStream()
+	full.Name = "FULL"
+	desired := model.New()
+	desired.Project = "shop"
+	desired.Streams["FULL"] = &model.Stream{Name: "FULL", Config: full, Lifecycle: model.Lifecycle{PreventDestroy: true}}
+	desired.Streams["BARE"] = &model.Stream{Name: "BARE", Config: server.StreamConfig{Storage: server.FileStorage}}
+	mirror := server.StreamConfig{Name: "M", Storage: server.FileStorage, Mirror: &server.StreamSource{Name: "BARE"}}
+	desired.Streams["M"] = &model.Stream{Name: "M", Config: mirror}
+	cfull := filled[server.ConsumerConfig]()
+	cfull.Durable, cfull.Name = "full", "full"
+	for _, c := range []*model.Consumer{
+		{Stream: "FULL", Name: "full", Config: cfull, Lifecycle: model.Lifecycle{PreventDestroy: true}},
+		{Stream: "BARE", Name: "bare", Config: server.ConsumerConfig{Durable: "bare", AckPolicy: server.AckExplicit}},
+		{Stream: "BARE", Name: "nameless", Config: server.ConsumerConfig{AckPolicy: server.AckAll}},
+		{Stream: "LIVE", Name: "c", Config: server.ConsumerConfig{Durable: "c", Metadata: map[string]string{"_nats.x": "1"}}},
+	} {
+		desired.Consumers[c.Key()] = c
+	}
+	live := model.New()
+	live.Target = &model.Target{APILevel: 3, Limits: model.AccountLimits{MaxAckPending: 50, MaxRequestBatch: 10}}
+	live.Streams["LIVE"] = &model.Stream{Name: "LIVE", Config: server.StreamConfig{Name: "LIVE",
+		ConsumerLimits: server.StreamConsumerLimits{MaxAckPending: 7}}}
+	c := &computer{desired: desired, live: live, want: map[string]server.StreamConfig{},
+		wantC: map[model.ConsumerKey]server.ConsumerConfig{}, inv: newInvariants(desired, live)}
+	c.normaliseDesired()
+
+	for name, s := range desired.Streams {
+		cfg := s.Config
+		if cfg.Name == "" {
+			cfg.Name = name
+		}
+		cfg.Metadata = c.ownership(cfg.Metadata, s.Lifecycle)
+		want := NormalizeStream(cfg, live.Target)
+		if name == "M" {
+			want.MirrorDirect = c.want["BARE"].AllowDirect
+		}
+		if !reflect.DeepEqual(want, c.want[name]) {
+			t.Errorf("stream %s (-normalizer +compute):\n%s", name, cmp.Diff(mapOf(want), mapOf(c.want[name])))
+		}
+	}
+	for k, dc := range desired.Consumers {
+		cfg := dc.Config
+		if cfg.Durable == "" && cfg.Name == "" {
+			cfg.Durable = k.Name
+		}
+		cfg.Metadata = c.ownership(cfg.Metadata, dc.Lifecycle)
+		want := NormalizeConsumer(cfg, c.streamConfig(k.Stream), live.Target)
+		if !reflect.DeepEqual(want, c.wantC[k]) {
+			t.Errorf("consumer %s (-normalizer +compute):\n%s", k, cmp.Diff(mapOf(want), mapOf(c.wantC[k])))
+		}
+	}
+	if len(c.wantC) != 4 || len(c.want) != 3 {
+		t.Fatalf("normalised %d streams and %d consumers", len(c.want), len(c.wantC))
+	}
+}
