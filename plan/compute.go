@@ -72,7 +72,9 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 			Account: t.Account, APILevel: t.APILevel}
 	}
 	c.normaliseDesired()
-	c.p.DesiredHash = c.desiredHash()
+	// Nothing writes want or wantC from here on, so the hash is taken beside the diff.
+	hash := make(chan string, 1)
+	go func() { hash <- c.desiredHash() }()
 	if l := desired.Lock; l != nil {
 		c.p.Lock = &LockSpec{Project: desired.Project, Bucket: l.Bucket}
 		if l.TTL > 0 {
@@ -92,6 +94,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 	c.order()
 	OrderLanes(c.p, desired, live)
 	c.summarise()
+	c.p.DesiredHash = <-hash
 	return c.p, nil
 }
 
@@ -115,9 +118,10 @@ func (c *computer) ownership(md map[string]string, lc model.Lifecycle) map[strin
 // normalising ignores metadata except to strip server keys from it, so the configs are
 // taken from there and only the metadata is done here, as the normalisers do it.
 func (c *computer) normaliseDesired() {
+	c.inv.normaliseDeclared()
 	for name, s := range c.desired.Streams {
 		cfg := *c.inv.streamConfig(name)
-		cfg.Metadata = userMetadata(cloneJSON(c.ownership(s.Config.Metadata, s.Lifecycle)))
+		cfg.Metadata = userMetadata(jsonStrings(c.ownership(s.Config.Metadata, s.Lifecycle)))
 		c.want[name] = cfg
 	}
 	// mirror_direct is the origin's allow_direct, declared or live.
@@ -144,7 +148,7 @@ func (c *computer) normaliseDesired() {
 		// Of the stream, normalising a consumer reads only consumer_limits, which the
 		// ownership marks and mirror_direct of want leave as the checks have them.
 		cfg := c.inv.config(dc)
-		cfg.Metadata = userMetadata(cloneJSON(md))
+		cfg.Metadata = userMetadata(jsonStrings(md))
 		c.wantC[k] = cfg
 	}
 }

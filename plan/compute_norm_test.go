@@ -70,3 +70,14 @@ func TestNormaliseDesiredMatchesNormalizers(t *testing.T) {
 		t.Fatalf("normalised %d streams and %d consumers", len(c.want), len(c.wantC))
 	}
 }
+
+// TestJSONStringsMatchesCloneJSON checks the shortcut against the round trip it skips.
+func TestJSONStringsMatchesCloneJSON(t *testing.T) {
+	for _, md := range []map[string]string{
+		nil, {}, {"a": "b", "<&>": "\u2028é"}, {"bad\xff": "x"}, {"k": "bad\xfe"},
+	} {
+		if got, want := jsonStrings(md), cloneJSON(md); !reflect.DeepEqual(got, want) {
+			t.Errorf("jsonStrings(%q) = %q, cloneJSON gives %q", md, got, want)
+		}
+	}
+}

@@ -145,20 +145,26 @@ func (v *invariants) streamConfig(name string) *server.StreamConfig {
 	if cfg, ok := v.streams[name]; ok {
 		return cfg
 	}
-	var out *server.StreamConfig
+	out := v.normStream(name)
+	v.streams[name] = out
+	return out
+}
+
+// normStream computes what streamConfig memoises.
+func (v *invariants) normStream(name string) *server.StreamConfig {
 	if s := v.desired.Streams[name]; s != nil {
 		cfg := s.Config
 		if cfg.Name == "" {
 			cfg.Name = name
 		}
 		cfg = NormalizeStream(cfg, v.target)
-		out = &cfg
-	} else if v.live != nil && v.live.Streams[name] != nil {
-		cfg := v.live.Streams[name].Config
-		out = &cfg
+		return &cfg
 	}
-	v.streams[name] = out
-	return out
+	if v.live != nil && v.live.Streams[name] != nil {
+		cfg := v.live.Streams[name].Config
+		return &cfg
+	}
+	return nil
 }
 
 // config is a consumer's config with the server's defaults filled in; live configs
@@ -167,12 +173,38 @@ func (v *invariants) config(c *model.Consumer) server.ConsumerConfig {
 	if cfg, ok := v.cfgs[c]; ok {
 		return cfg
 	}
-	cfg := c.Config
-	if v.declared(c) {
-		cfg = NormalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target)
-	}
+	cfg := v.normConsumer(c)
 	v.cfgs[c] = cfg
 	return cfg
+}
+
+// normConsumer computes what config memoises.
+func (v *invariants) normConsumer(c *model.Consumer) server.ConsumerConfig {
+	if v.declared(c) {
+		return NormalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target)
+	}
+	return c.Config
+}
+
+// normaliseDeclared fills the memos for every declared stream and consumer, the
+// normalising spread over the CPUs: a large plan spends much of its time here, and each
+// config is normalised on its own. The memos are written by this goroutine only.
+func (v *invariants) normaliseDeclared() {
+	names := v.desired.StreamNames()
+	streams := make([]*server.StreamConfig, len(names))
+	parallel(len(names), func(i int) { streams[i] = v.normStream(names[i]) })
+	for i, name := range names {
+		v.streams[name] = streams[i]
+	}
+	keys := v.desired.ConsumerKeys()
+	for _, k := range keys {
+		v.streamConfig(k.Stream) // memoised here so that the workers only read
+	}
+	cfgs := make([]server.ConsumerConfig, len(keys))
+	parallel(len(keys), func(i int) { cfgs[i] = v.normConsumer(v.desired.Consumers[keys[i]]) })
+	for i, k := range keys {
+		v.cfgs[v.desired.Consumers[k]] = cfgs[i]
+	}
 }
 
 // consumers are the consumers of stream once the plan is applied: the declared ones

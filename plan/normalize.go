@@ -2,9 +2,11 @@ package plan
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -192,4 +194,15 @@ func cloneJSON[T any](v T) T {
 		return v
 	}
 	return out
+}
+
+// jsonStrings is cloneJSON of a string map: a copy, in which only strings that are not
+// valid UTF-8 change (their bad bytes become U+FFFD), so valid ones skip the JSON.
+func jsonStrings(md map[string]string) map[string]string {
+	for k, v := range md {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return cloneJSON(md)
+		}
+	}
+	return maps.Clone(md)
 }
