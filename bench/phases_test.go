@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/natsplan/natsplan/internal/embedded"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/testsrv"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/schema"
@@ -55,11 +57,31 @@ func BenchmarkPlanPhases(b *testing.B) {
 			}
 		}
 	})
+	for _, par := range []int{4, 16} {
+		b.Run(fmt.Sprintf("raw-read/parallelism=%d", par), func(b *testing.B) {
+			for b.Loop() {
+				if err := rawReadAll(ctx, js, phaseStreams, par); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	b.Run("compute", func(b *testing.B) {
 		for b.Loop() {
 			p, err := plan.Compute(desired, live, plan.Options{Version: "bench"})
 			if err != nil || p.HasChanges() {
 				b.Fatalf("compute: %v, changes: %v", err, p != nil && p.HasChanges())
+			}
+		}
+	})
+	// What apply plans on an empty account: every object a create.
+	empty := model.New()
+	empty.Target = live.Target
+	b.Run("compute-create", func(b *testing.B) {
+		for b.Loop() {
+			p, err := plan.Compute(desired, empty, plan.Options{Version: "bench"})
+			if err != nil || len(p.Changes) != 3*phaseStreams {
+				b.Fatalf("compute: %v", err)
 			}
 		}
 	})

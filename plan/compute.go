@@ -46,6 +46,9 @@ type computer struct {
 	offline map[string]string
 	// inv runs the invariant checks; it also normalises the declared configs, once.
 	inv *invariants
+	// sent holds the config a create's After encodes (*server.StreamConfig or
+	// *server.ConsumerConfig), so ordering need not decode it again.
+	sent map[*Change]any
 }
 
 // Compute diffs desired against live and returns the plan. It is pure: no I/O. live is
@@ -66,6 +69,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 		deleted: map[string]bool{},
 		offline: offlineObjects(live),
 		inv:     newInvariants(desired, live),
+		sent:    map[*Change]any{},
 	}
 	if t := live.Target; t != nil {
 		c.p.Target = Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain,
@@ -211,8 +215,10 @@ func (c *computer) stream(ds *model.Stream) {
 				"sealed can not be set when a stream is created: create it first, then set sealed = true in a later apply")
 			return
 		}
-		c.add(&Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: ActCreate,
-			After: rawJSON(want), Decl: decl})
+		ch := &Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: ActCreate,
+			After: rawJSON(want), Decl: decl}
+		c.sent[ch] = &want
+		c.add(ch)
 		return
 	}
 	if c.foreign(ls.Owner(), addr, ds.Decl) {
@@ -279,6 +285,7 @@ func (c *computer) consumer(dc *model.Consumer) {
 	if lc == nil {
 		ch := base
 		ch.Action, ch.After = ActCreate, rawJSON(want)
+		c.sent[&ch] = &want
 		c.add(&ch)
 		return
 	}

@@ -81,3 +81,39 @@ func TestJSONStringsMatchesCloneJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderingTakesSentConfigs checks that the configs ordering takes from sent read
+// as decoding the changes' After would: the subjects, upstreams and filters it orders by.
+func TestOrderingTakesSentConfigs(t *testing.T) {
+	full := filledStream()
+	full.Name, full.Mirror, full.Sealed = "FULL", nil, false
+	desired := model.New()
+	desired.Project = "shop"
+	desired.Streams["FULL"] = &model.Stream{Name: "FULL", Config: full}
+	cfull := filled[server.ConsumerConfig]()
+	cfull.Durable, cfull.Name = "full", "full"
+	desired.Consumers[model.ConsumerKey{Stream: "FULL", Name: "full"}] = &model.Consumer{Stream: "FULL", Name: "full", Config: cfull}
+	live := model.New()
+	live.Target = &model.Target{APILevel: 5}
+	c := &computer{desired: desired, live: live, p: &Plan{}, want: map[string]server.StreamConfig{},
+		wantC: map[model.ConsumerKey]server.ConsumerConfig{}, inv: newInvariants(desired, live), sent: map[*Change]any{}}
+	c.normaliseDesired()
+	c.stream(desired.Streams["FULL"])
+	c.consumer(desired.Consumers[model.ConsumerKey{Stream: "FULL", Name: "full"}])
+	if len(c.sent) != 2 {
+		t.Fatalf("%d configs sent, want 2", len(c.sent))
+	}
+	taken, decoded := newOrdering(c.p.Changes, c.sent), newOrdering(c.p.Changes, nil)
+	for i := range c.p.Changes {
+		if a, b := taken.sa[i], decoded.sa[i]; a != nil || b != nil {
+			if !reflect.DeepEqual(a.Subjects, b.Subjects) || !reflect.DeepEqual(upstreams(a), upstreams(b)) {
+				t.Errorf("stream: taken %v %v, decoded %v %v", a.Subjects, upstreams(a), b.Subjects, upstreams(b))
+			}
+		}
+		if a, b := taken.ca[i], decoded.ca[i]; a != nil || b != nil {
+			if !reflect.DeepEqual(filtersOf(*a), filtersOf(*b)) {
+				t.Errorf("consumer: taken %v, decoded %v", filtersOf(*a), filtersOf(*b))
+			}
+		}
+	}
+}

@@ -13,7 +13,7 @@ import (
 // overlap is refused), no transient subject overlap, deletes last and consumers before
 // their stream. Changes in one step may run in parallel.
 func (c *computer) order() {
-	o := newOrdering(c.p.Changes)
+	o := newOrdering(c.p.Changes, c.sent)
 	chs := o.chs
 	// lastOf is the last part of each created or updated object.
 	lastOf := map[string]int{}
@@ -128,16 +128,29 @@ type ordering struct {
 	steps []int
 }
 
-func newOrdering(chs []*Change) *ordering {
+// newOrdering decodes the changes' configs; sent has the ones whose After was encoded
+// from a config at hand (a value decoded from that JSON would equal it), which are
+// taken as they are.
+func newOrdering(chs []*Change, sent map[*Change]any) *ordering {
 	o := &ordering{chs: chs, deps: make([]map[int]bool, len(chs)), early: map[int]bool{},
 		sb: make([]*server.StreamConfig, len(chs)), sa: make([]*server.StreamConfig, len(chs)),
 		cb: make([]*server.ConsumerConfig, len(chs)), ca: make([]*server.ConsumerConfig, len(chs))}
 	for i, ch := range chs {
 		o.deps[i] = map[int]bool{}
 		if ch.Kind == "consumer" {
-			o.cb[i], o.ca[i] = consumerOf(ch.Before), consumerOf(ch.After)
+			o.cb[i] = consumerOf(ch.Before)
+			if cfg, ok := sent[ch].(*server.ConsumerConfig); ok {
+				o.ca[i] = cfg
+			} else {
+				o.ca[i] = consumerOf(ch.After)
+			}
 		} else {
-			o.sb[i], o.sa[i] = streamOf(ch.Before), streamOf(ch.After)
+			o.sb[i] = streamOf(ch.Before)
+			if cfg, ok := sent[ch].(*server.StreamConfig); ok {
+				o.sa[i] = cfg
+			} else {
+				o.sa[i] = streamOf(ch.After)
+			}
 		}
 	}
 	return o
