@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -88,5 +87,5 @@ the reviewed plan.`,
 
 // usageErr is an invalid command line: never exit 0 on one.
 func usageErr(format string, a ...any) error {
-	return &exitErr{Code: exitError, Err: errors.New(fmt.Sprintf(format, a...))}
+	return &exitErr{Code: exitError, Err: fmt.Errorf(format, a...)}
 }
