@@ -208,6 +208,9 @@ func writePlanFile(name string, p *plan.Plan) error {
 func summary(r *apply.Result) string {
 	n := r.Counts()
 	if r.OK() {
+		if n.Done == 1 {
+			return "Apply complete: 1 change done."
+		}
 		return fmt.Sprintf("Apply complete: %d changes done.", n.Done)
 	}
 	return fmt.Sprintf("Apply incomplete: %d done, %d failed, %d skipped (a change they depend on failed), %d not started.",
