@@ -292,6 +292,8 @@ func (c *computer) consumer(dc *model.Consumer) {
 	if c.foreign(lc.Owner(), addr, dc.Decl) {
 		return
 	}
+	want = keepUnreadableDefaults(dc.Config, want, lc.Config, c.live.Target)
+	c.wantC[k] = want
 	replicas := 1
 	if st := c.streamConfig(dc.Stream); st != nil && st.Replicas > 0 {
 		replicas = st.Replicas
