@@ -160,7 +160,7 @@ func (st *loadState) named(b *hclsyntax.Block, what string) (string, bool, *deco
 
 func (st *loadState) stream(b *hclsyntax.Block) {
 	name, ok, d := st.named(b, "stream")
-	out := d.object(d.blockItems(b), streamSpec().with(lifecycleSpec(false)), "", b.DefRange())
+	out := d.object(d.blockItems(b), st.streamSpec, "", b.DefRange())
 	var lc lifecycleJSON
 	take(out, "lifecycle", &lc)
 	out["name"] = name
@@ -179,7 +179,7 @@ func (st *loadState) consumer(b *hclsyntax.Block) {
 	ok = st.checkName("consumer", name, b.LabelRanges[1]) && ok
 	ok = ok && st.unique("consumer."+stream+"."+name, "consumer", b.LabelRanges[1])
 	d := newDecoder(st.ctx, st.inline)
-	out := d.object(d.blockItems(b), consumerSpec().with(lifecycleSpec(true), deadLetterSpec()), "", b.DefRange())
+	out := d.object(d.blockItems(b), st.consumerSpec, "", b.DefRange())
 	var lc lifecycleJSON
 	take(out, "lifecycle", &lc)
 	c := &model.Consumer{Stream: stream, Name: name, Lifecycle: model.Lifecycle(lc),

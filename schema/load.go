@@ -4,10 +4,13 @@ package schema
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -54,6 +57,33 @@ func (l *Loader) Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics)
 		srcs[i] = src
 	}
 	return l.load(files, srcs, vars)
+}
+
+// parsedFile is the outcome of parsing one file.
+type parsedFile struct {
+	file   *hcl.File
+	diags  hcl.Diagnostics
+	inline inlineBodies
+}
+
+// parseFiles parses the files, several at once: parsing is most of loading a large
+// configuration and each file parses on its own. The results are in file order, so
+// what load reports does not depend on which finished first.
+func parseFiles(files []string, srcs [][]byte) []parsedFile {
+	out := make([]parsedFile, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, name := range files {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			inline := inlineBodies{}
+			f, ds := parseConfig(srcs[i], name, inline, true)
+			out[i] = parsedFile{file: f, diags: ds, inline: inline}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 func defaultPaths(paths []string) []string {
@@ -121,20 +151,28 @@ type loadState struct {
 	projectWritten bool
 	// declared records the first declaration of each address, for duplicate errors.
 	declared map[string]hcl.Range
+	// streamSpec and consumerSpec are built once per load: a configuration holds
+	// thousands of these blocks, and building the tables was a fifth of decoding them.
+	// Decoding only reads them.
+	streamSpec, consumerSpec *objectSpec
 }
 
 // load decodes the given sources. It is Load without the file system, for fuzzing.
 func (l *Loader) load(files []string, srcs [][]byte, in Vars) (*model.Model, hcl.Diagnostics) {
 	st := &loadState{m: model.New(), declared: map[string]hcl.Range{}, inline: inlineBodies{},
-		ctx: &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}}}
+		ctx:          &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}},
+		streamSpec:   streamSpec().with(lifecycleSpec(false)),
+		consumerSpec: consumerSpec().with(lifecycleSpec(true), deadLetterSpec())}
 	st.m.Files = files
+	parsed := parseFiles(files, srcs)
 
 	vars := map[string]*variable{}
 	var order []string
 	var locals []*hclsyntax.Attribute
 	var natsplan, objects []*hclsyntax.Block
 	for i, name := range files {
-		f, ds := parseConfig(srcs[i], name, st.inline, true)
+		f, ds := parsed[i].file, parsed[i].diags
+		maps.Copy(st.inline, parsed[i].inline)
 		if f != nil {
 			l.files[name] = f
 		}
