@@ -35,16 +35,18 @@ func main() {
 	n := flag.Int("n", 1000, "number of streams (each with 2 consumers)")
 	rounds := flag.Int("rounds", 3, "rounds of each measurement; the best is reported")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the natsplan runs (not the raw floors) to `FILE`")
+	store := flag.String("store", "", "make the server's store (and the HCL files) under `DIR` (default: the system's temp dir); "+
+		"a tmpfs such as /dev/shm takes a shared disk's noise out of both sides")
 	flag.Parse()
-	if err := run(*n, *rounds, *cpuprofile); err != nil {
+	if err := run(*n, *rounds, *cpuprofile, *store); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, rounds int, cpuprofile string) error {
+func run(n, rounds int, cpuprofile, store string) error {
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "natsplan-bench-")
+	dir, err := os.MkdirTemp(store, "natsplan-bench-")
 	if err != nil {
 		return err
 	}
@@ -71,12 +73,15 @@ func run(n, rounds int, cpuprofile string) error {
 	var npApply, npPlan phases
 	var rawCreatePar, rawReadPar int
 	for r := 0; r < rounds; r++ {
+		// This round's raw floors, by parallelism, for the log.
+		created, read := map[int]time.Duration{}, map[int]time.Duration{}
 		// Raw create floor: the same streams and consumers, best parallelism.
 		for _, par := range pars {
 			d, err := timed(func() error { return rawCreateAll(ctx, js, n, par) })
 			if err != nil {
 				return fmt.Errorf("raw create: %w", err)
 			}
+			created[par] = d
 			if rawCreate == 0 || d < rawCreate {
 				rawCreate, rawCreatePar = d, par
 			}
@@ -96,6 +101,7 @@ func run(n, rounds int, cpuprofile string) error {
 			if err != nil {
 				return fmt.Errorf("raw read: %w", err)
 			}
+			read[par] = d
 			if rawRead == 0 || d < rawRead {
 				rawRead, rawReadPar = d, par
 			}
@@ -105,8 +111,8 @@ func run(n, rounds int, cpuprofile string) error {
 			return fmt.Errorf("natsplan plan: %w", err)
 		}
 		npPlan = npPlan.best(planned)
-		fmt.Fprintf(os.Stderr, "round %d: raw create %s, natsplan apply %s; raw read %s, natsplan plan %s\n",
-			r+1, round(rawCreate), applied, round(rawRead), planned)
+		fmt.Fprintf(os.Stderr, "round %d: raw create %s; natsplan apply %s\n", r+1, byPar(created, pars), applied)
+		fmt.Fprintf(os.Stderr, "round %d: raw read %s; natsplan plan %s\n", r+1, byPar(read, pars), planned)
 		if r < rounds-1 {
 			if err := deleteAll(ctx, js, n, 64); err != nil {
 				return err
@@ -181,6 +187,15 @@ func (p *profiler) around(name string, f func() error) error {
 		p.err = err
 	}
 	return ferr
+}
+
+// byPar renders one round's times by parallelism.
+func byPar(d map[int]time.Duration, pars []int) string {
+	parts := make([]string, len(pars))
+	for i, p := range pars {
+		parts[i] = fmt.Sprintf("p%d %s", p, round(d[p]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }

@@ -57,7 +57,7 @@ func BenchmarkPlanPhases(b *testing.B) {
 			}
 		}
 	})
-	for _, par := range []int{4, 16} {
+	for _, par := range []int{4, 16, 64} {
 		b.Run(fmt.Sprintf("raw-read/parallelism=%d", par), func(b *testing.B) {
 			for b.Loop() {
 				if err := rawReadAll(ctx, js, phaseStreams, par); err != nil {
