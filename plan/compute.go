@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -76,9 +77,11 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 			Account: t.Account, APILevel: t.APILevel}
 	}
 	c.normaliseDesired()
-	// Nothing writes want or wantC from here on, so the hash is taken beside the diff.
+	// The hash is of the configs as normalised here, taken beside the diff from copies
+	// of the maps, which the diff updates (keepUnreadableDefaults).
 	hash := make(chan string, 1)
-	go func() { hash <- c.desiredHash() }()
+	want, wantC := maps.Clone(c.want), maps.Clone(c.wantC)
+	go func() { hash <- desiredHash(desired.Project, want, wantC) }()
 	if l := desired.Lock; l != nil {
 		c.p.Lock = &LockSpec{Project: desired.Project, Bucket: l.Bucket}
 		if l.TTL > 0 {
@@ -170,13 +173,13 @@ func (c *computer) streamConfig(name string) *server.StreamConfig {
 }
 
 // desiredHash identifies the desired model: the project and every normalised config.
-func (c *computer) desiredHash() string {
+func desiredHash(project string, want map[string]server.StreamConfig, wantC map[model.ConsumerKey]server.ConsumerConfig) string {
 	doc := struct {
 		Project   string                           `json:"project"`
 		Streams   map[string]server.StreamConfig   `json:"streams"`
 		Consumers map[string]server.ConsumerConfig `json:"consumers"`
-	}{c.desired.Project, c.want, map[string]server.ConsumerConfig{}}
-	for k, cfg := range c.wantC {
+	}{project, want, map[string]server.ConsumerConfig{}}
+	for k, cfg := range wantC {
 		doc.Consumers[k.String()] = cfg
 	}
 	return Hash(doc)
