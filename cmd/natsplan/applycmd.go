@@ -70,6 +70,7 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 	var (
 		spec    *plan.LockSpec
 		desired *model.Model
+		live    *model.Model
 		saved   *plan.Plan
 		err     error
 	)
@@ -79,7 +80,8 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		}
 		spec = saved.Lock
 	} else {
-		if desired, err = f.Load(o.Paths); err != nil {
+		// Load and read at once, as plan does; with a lock the read is redone under it.
+		if desired, live, err = f.loadAndRead(ctx, o.Paths); err != nil {
 			return err
 		}
 		if desired.Lock != nil {
@@ -97,11 +99,15 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		}
 		defer lease.Release(context.WithoutCancel(ctx))
 		stop = either(f.Stop, lease.Lost())
+		live = nil // read before the lock was ours: read again
 	}
 	var p *plan.Plan
-	if saved != nil {
+	switch {
+	case saved != nil:
 		p, err = f.verifySavedPlan(ctx, o.PlanFile, saved)
-	} else {
+	case live != nil:
+		p, err = f.planWith(desired, live)
+	default:
 		p, err = f.planAgainst(ctx, desired)
 	}
 	if err != nil {

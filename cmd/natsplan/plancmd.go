@@ -81,27 +81,64 @@ func (f *Factory) renderPlan(w io.Writer, p *plan.Plan, format string) error {
 }
 
 // computePlan loads the files, reads the server, checks the target guard, and computes
-// the plan: everything plan, apply and drift share.
+// the plan: everything plan and drift share.
 func (f *Factory) computePlan(ctx context.Context, paths []string) (*plan.Plan, *model.Model, error) {
-	desired, err := f.Load(paths)
+	desired, live, err := f.loadAndRead(ctx, paths)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := f.planAgainst(ctx, desired)
+	p, err := f.planWith(desired, live)
 	return p, desired, err
 }
 
-// planAgainst reads the server, checks the target guard before trusting what it read,
-// and computes the plan for desired.
+// loadAndRead loads the files and reads the server at the same time: neither depends on
+// the other.
+func (f *Factory) loadAndRead(ctx context.Context, paths []string) (desired, live *model.Model, err error) {
+	type read struct {
+		live *model.Model
+		err  error
+	}
+	readCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan read, 1)
+	go func() {
+		live, err := f.readLive(readCtx)
+		done <- read{live, err}
+	}()
+	desired, err = f.Load(paths)
+	if err != nil {
+		cancel() // the diagnostics are what to fix: don't wait for a slow server
+	}
+	r := <-done
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return desired, r.live, nil
+}
+
+// planAgainst reads the server and computes the plan for desired.
 func (f *Factory) planAgainst(ctx context.Context, desired *model.Model) (*plan.Plan, error) {
+	live, err := f.readLive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return f.planWith(desired, live)
+}
+
+// readLive connects (on first use) and reads every stream and consumer.
+func (f *Factory) readLive(ctx context.Context) (*model.Model, error) {
 	sess, err := f.Session(ctx)
 	if err != nil {
 		return nil, err
 	}
-	live, err := observe.Read(ctx, sess.JS, observe.Options{})
-	if err != nil {
-		return nil, err
-	}
+	return observe.Read(ctx, sess.JS, observe.Options{})
+}
+
+// planWith checks the target guard before trusting what was read, then computes the plan.
+func (f *Factory) planWith(desired, live *model.Model) (*plan.Plan, error) {
 	if err := plan.CheckTarget(desired.Expect, live.Target); err != nil {
 		return nil, err
 	}
