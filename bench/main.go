@@ -32,9 +32,13 @@ import (
 	"github.com/natsplan/natsplan/schema"
 )
 
+// parallelism is natsplan's read and apply parallelism; 0 keeps the defaults.
+var parallelism int
+
 func main() {
 	n := flag.Int("n", 1000, "number of streams (each with 2 consumers)")
 	rounds := flag.Int("rounds", 3, "rounds of each measurement; the best is reported")
+	flag.IntVar(&parallelism, "parallelism", 0, "natsplan's read and apply parallelism, as --parallelism (0: the defaults)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the natsplan runs (not the raw floors) to `FILE`")
 	store := flag.String("store", "", "make the server's store (and the HCL files) under `DIR` (default: the system's temp dir); "+
 		"a tmpfs such as /dev/shm takes a shared disk's noise out of both sides")
@@ -245,7 +249,7 @@ func computePlan(ctx context.Context, js *jsapi.Client, dir string, ph *phases) 
 	}
 	done := make(chan read, 1)
 	go func() {
-		live, err := observe.Read(ctx, js, observe.Options{})
+		live, err := observe.Read(ctx, js, observe.Options{Parallelism: parallelism})
 		done <- read{live, err, time.Since(start)}
 	}()
 	desired, diags := schema.Load([]string{dir}, schema.Vars{})
@@ -281,7 +285,7 @@ func natsplanApply(ctx context.Context, js *jsapi.Client, dir string, ph *phases
 		return err
 	}
 	start := time.Now()
-	res, err := apply.Run(ctx, js, p, apply.Options{})
+	res, err := apply.Run(ctx, js, p, apply.Options{Parallelism: parallelism})
 	ph.apply = time.Since(start)
 	ph.total += ph.apply
 	if err != nil {
