@@ -41,7 +41,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// jsonhas FILE KEY...: the file is one JSON document that contains every string.
+			// contains FILE STRING...: the file holds every string (! contains: none of them).
 			"contains": func(ts *testscript.TestScript, neg bool, args []string) {
 				data := ts.ReadFile(args[0])
 				for _, want := range args[1:] {
