@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -18,7 +19,7 @@ func canonSeeds(t testing.TB) [][]byte {
 		map[string]any{"metadata": []any{map[string]any{"metadata": map[string]string{"_nats.z": "dropped"}}}},
 		map[string]any{"metadata": "not an object", "Metadata": map[string]string{"_nats.q": "kept"}},
 		map[string]string{"<&>": "\u2028", "é": "\x00\x7f", "\"\\": "a\tb", "bad": "\xff"},
-		[]any{1.5e300, -0.0, int64(-1 << 62), uint64(1<<64 - 1), nil, true, false, ""},
+		[]any{1.5e300, math.Copysign(0, -1), int64(-1 << 62), uint64(1<<64 - 1), nil, true, false, ""},
 	}
 	var out [][]byte
 	for _, d := range docs {

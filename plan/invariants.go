@@ -11,7 +11,7 @@ import (
 	"github.com/natsplan/natsplan/model"
 )
 
-// The invariant codes (DESIGN.md §4); each has a page docs/rules/<code>.md.
+// The invariant codes (docs/rules); each has a page docs/rules/<code>.md.
 const (
 	CodeFetchAboveAckPending = "NP101"
 	CodeAckPendingPool       = "NP102"

@@ -351,7 +351,7 @@ subject_mapping "by_customer" {
   partitions = 4
   key        = [2] # WARNING: NP204
 }`},
-		{name: "the DESIGN.md example passes", live: liveWith([]*model.Stream{liveOrders(8)}), src: ordersHead + `
+		{name: "the documented orders example passes", live: liveWith([]*model.Stream{liveOrders(8)}), src: ordersHead + `
 consumer "ORDERS" "audit" {
   filter_subjects = ["*.orders.*.*"]
   ack_policy      = "explicit"

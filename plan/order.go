@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// order numbers the changes into steps (DESIGN.md §4.6) and sorts them by step and
+// order numbers the changes into steps (docs/apply.md, "Order") and sorts them by step and
 // address: streams before what reads them, sources before mirrors, widen or add before
 // narrow or delete on interest streams (the reverse on workqueue streams, where an
 // overlap is refused), no transient subject overlap, deletes last and consumers before
@@ -344,16 +344,4 @@ func freedSubjects(before, after *server.StreamConfig, deleting bool) []string {
 		}
 	}
 	return out
-}
-
-// stepsOf numbers each node one past its deepest dependency, starting at 1, and
-// reports a cycle. (OrderLanes re-numbers with it.)
-func stepsOf(deps []map[int]bool) ([]int, bool) {
-	chs := make([]*Change, len(deps))
-	for i := range chs {
-		chs[i] = &Change{}
-	}
-	o := &ordering{chs: chs, deps: deps, early: map[int]bool{}}
-	cyclic := o.number()
-	return o.steps, cyclic
 }

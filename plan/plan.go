@@ -40,7 +40,7 @@ const (
 	SevWarning Severity = "warning"
 )
 
-// Plan is the plan document (DESIGN.md §5). Renderers only read it; apply executes it.
+// Plan is the plan document (docs/commands/plan.md, "The plan document"). Renderers only read it; apply executes it.
 type Plan struct {
 	FormatVersion   string     `json:"format_version"`
 	NatsplanVersion string     `json:"natsplan_version"`

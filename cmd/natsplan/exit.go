@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Exit codes (DESIGN.md §2).
+// Exit codes (docs/commands).
 const (
 	exitOK      = 0
 	exitError   = 1

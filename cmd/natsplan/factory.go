@@ -17,7 +17,7 @@ import (
 	"github.com/natsplan/natsplan/schema"
 )
 
-// GlobalOptions are the flags every command shares (DESIGN.md §2).
+// GlobalOptions are the flags every command shares (docs/connecting.md).
 type GlobalOptions struct {
 	Conn     connect.Options
 	NoColor  bool

@@ -8,7 +8,7 @@ import (
 	"github.com/natsplan/natsplan/plan"
 )
 
-// JSON writes the plan document (DESIGN.md §5) as exactly one JSON document. Empty
+// JSON writes the plan document (docs/commands/plan.md, "The plan document") as exactly one JSON document. Empty
 // lists are written as [] so consumers never see null.
 func JSON(w io.Writer, p *plan.Plan) error {
 	doc := *p
