@@ -131,9 +131,10 @@ func (c *computer) normaliseDesired() {
 		cfg.Metadata = userMetadata(jsonStrings(c.ownership(s.Config.Metadata, s.Lifecycle)))
 		c.want[name] = cfg
 	}
-	// mirror_direct is the origin's allow_direct, declared or live.
+	// mirror_direct is the origin's allow_direct, declared or live, unless the file
+	// sets it (NP305 says when the server would refuse that).
 	for name, cfg := range c.want {
-		if cfg.Mirror == nil || cfg.Mirror.External != nil {
+		if cfg.Mirror == nil || cfg.Mirror.External != nil || streamDeclared(c.desired.Streams[name]).set("mirror_direct", false) {
 			continue
 		}
 		if o, ok := c.want[cfg.Mirror.Name]; ok {
@@ -149,7 +150,7 @@ func (c *computer) normaliseDesired() {
 			// The checks normalise the config as declared; this one gets a name.
 			cfg := dc.Config
 			cfg.Durable, cfg.Metadata = k.Name, md
-			c.wantC[k] = NormalizeConsumer(cfg, c.streamConfig(k.Stream), c.live.Target)
+			c.wantC[k] = normalizeConsumer(cfg, c.streamConfig(k.Stream), c.live.Target, consumerDeclared(dc))
 			continue
 		}
 		// Of the stream, normalising a consumer reads only consumer_limits, which the
@@ -230,6 +231,11 @@ func (c *computer) stream(ds *model.Stream) {
 	var fields []*FieldChange
 	if !sameStream(ls.Config, want) {
 		fields = diffMaps("", canonStream(ls.Config), canonStream(want))
+	}
+	if want.Mirror != nil && ls.Config.MirrorDirect != want.MirrorDirect && streamDeclared(ds).set("mirror_direct", false) {
+		// Compared only where the file sets it; else the server decides it (NP305).
+		fields = append(fields, &FieldChange{Path: "mirror_direct", Before: ls.Config.MirrorDirect, After: want.MirrorDirect})
+		sort.Slice(fields, func(i, j int) bool { return fields[i].Path < fields[j].Path })
 	}
 	if len(fields) == 0 {
 		return

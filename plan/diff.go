@@ -104,8 +104,9 @@ func canonStream(c server.StreamConfig) map[string]any {
 		sort.Strings(c.Placement.Tags)
 	}
 	if c.Mirror != nil {
-		// The server overwrites it with the origin's allow_direct.
-		c.MirrorDirect = false
+		// The server overwrites it with the origin's allow_direct, and forgets a
+		// mirror's duplicate_window when it restarts.
+		c.MirrorDirect, c.Duplicates = false, 0
 		utcTime(c.Mirror.OptStartTime)
 	}
 	for _, s := range c.Sources {

@@ -62,6 +62,7 @@ func (v *invariants) check() []*Finding {
 	v.checkFanOut()
 	v.checkWorkqueues()
 	v.checkDeadFilters()
+	v.checkRewrites()
 	sort.SliceStable(v.out, func(i, j int) bool {
 		if v.out[i].Code != v.out[j].Code {
 			return v.out[i].Code < v.out[j].Code
@@ -157,7 +158,7 @@ func (v *invariants) normStream(name string) *server.StreamConfig {
 		if cfg.Name == "" {
 			cfg.Name = name
 		}
-		cfg = NormalizeStream(cfg, v.target)
+		cfg = normalizeStream(cfg, v.target, streamDeclared(s))
 		return &cfg
 	}
 	if v.live != nil && v.live.Streams[name] != nil {
@@ -181,7 +182,7 @@ func (v *invariants) config(c *model.Consumer) server.ConsumerConfig {
 // normConsumer computes what config memoises.
 func (v *invariants) normConsumer(c *model.Consumer) server.ConsumerConfig {
 	if v.declared(c) {
-		return NormalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target)
+		return normalizeConsumer(c.Config, v.streamConfig(c.Stream), v.target, consumerDeclared(c))
 	}
 	return c.Config
 }

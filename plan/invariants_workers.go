@@ -19,7 +19,7 @@ func (v *invariants) groupConfig(g *model.ConsumerGroup) server.ConsumerConfig {
 	if g.Ordering == "per_key" && g.Mapping != "" && !g.TemplateFields["max_ack_pending"] {
 		cfg.MaxAckPending = 1
 	}
-	return NormalizeConsumer(cfg, v.streamConfig(g.Stream), v.target)
+	return normalizeConsumer(cfg, v.streamConfig(g.Stream), v.target, func(p string) bool { return g.TemplateFields[p] })
 }
 
 // checkGroup runs the checks of one consumer_group: ordering, dead letters, and how

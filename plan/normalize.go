@@ -24,11 +24,28 @@ const (
 	flowControlHeartbeat   = time.Second      // sourceHealthHB
 )
 
-// NormalizeStream fills the server's defaults into a desired stream config exactly as
-// checkStreamCfgLocked and configUpdateCheckLocked of v2.15.3 do, so that the result
-// equals what the server stores. The mirror's mirror_direct is inherited by Compute,
-// which knows the origin. cfg is not modified.
+// Declared reports whether the configuration file sets the attribute at a JSON path
+// ("ack_wait", "mirror_direct"), even to its zero value. A nil Declared knows only the
+// values: a field is set when it is not its zero value.
+type Declared func(path string) bool
+
+// set reports whether the field at path is set: declared, or not its zero value.
+func (d Declared) set(path string, nonZero bool) bool {
+	return nonZero || d != nil && d(path)
+}
+
+// NormalizeStream fills the server's defaults into what a desired stream config leaves
+// unset, as checkStreamCfgLocked and configUpdateCheckLocked of v2.15.3 do, so that the
+// result equals what the server stores. It never changes a value the config sets: where
+// the server would, the NP305 check says so. The mirror's mirror_direct is inherited by
+// Compute, which knows the origin. cfg is not modified.
 func NormalizeStream(cfg server.StreamConfig, t *model.Target) server.StreamConfig {
+	return normalizeStream(cfg, t, nil)
+}
+
+// normalizeStream is NormalizeStream knowing which attributes the file sets, so that a
+// false the file writes is kept where the server would default it to true.
+func normalizeStream(cfg server.StreamConfig, t *model.Target, declared Declared) server.StreamConfig {
 	_ = t // no stream default depends on the account limits natsplan reads
 	// The zero StorageType does not marshal, so default it before the JSON copy.
 	if cfg.Storage == 0 {
@@ -38,13 +55,16 @@ func NormalizeStream(cfg server.StreamConfig, t *model.Target) server.StreamConf
 	if c.Replicas == 0 {
 		c.Replicas = 1
 	}
-	c.MaxMsgs = unlimited64(c.MaxMsgs)
-	c.MaxMsgsPer = unlimited64(c.MaxMsgsPer)
-	c.MaxBytes = unlimited64(c.MaxBytes)
-	if c.MaxMsgSize == 0 || c.MaxMsgSize < -1 {
+	// 0 is the server's "unlimited"; below -1 stays as set: the server refuses it.
+	for _, p := range []*int64{&c.MaxMsgs, &c.MaxMsgsPer, &c.MaxBytes} {
+		if *p == 0 {
+			*p = -1
+		}
+	}
+	if c.MaxMsgSize == 0 {
 		c.MaxMsgSize = -1
 	}
-	if c.MaxConsumers == 0 || c.MaxConsumers < -1 {
+	if c.MaxConsumers == 0 {
 		c.MaxConsumers = -1
 	}
 	if c.Duplicates == 0 && c.Mirror == nil && len(c.Sources) == 0 {
@@ -53,44 +73,49 @@ func NormalizeStream(cfg server.StreamConfig, t *model.Target) server.StreamConf
 			c.Duplicates = c.MaxAge
 		}
 	}
-	if c.SubjectDeleteMarkerTTL > 0 {
+	// Delete markers and schedules need TTLs and roll-ups; the server turns them on
+	// when the config leaves them off, and refuses a config that turns them off.
+	if c.SubjectDeleteMarkerTTL > 0 && !declared.set("allow_msg_ttl", c.AllowMsgTTL) {
 		c.AllowMsgTTL = true
-		if !c.AllowRollup {
-			c.AllowRollup, c.DenyPurge = true, false
-		}
 	}
-	if c.AllowMsgSchedules && !c.AllowRollup {
-		c.AllowRollup, c.DenyPurge = true, false
+	if (c.SubjectDeleteMarkerTTL > 0 || c.AllowMsgSchedules) && !declared.set("allow_rollup_hdrs", c.AllowRollup) {
+		c.AllowRollup = true
 	}
 	if len(c.Subjects) == 0 && c.Mirror == nil && len(c.Sources) == 0 {
 		c.Subjects = []string{c.Name}
 	}
-	if c.RePublish != nil {
-		if c.RePublish.Source == "" {
-			c.RePublish.Source = ">"
-		}
-		if c.RePublish.Source == ">" && c.RePublish.Destination == ">" && c.SubjectTransform != nil &&
-			len(c.Subjects) == 1 && c.SubjectTransform.Source == c.Subjects[0] {
-			c.RePublish.Source = c.SubjectTransform.Destination
-			c.RePublish.Destination = c.SubjectTransform.Destination
-		}
+	if c.RePublish != nil && c.RePublish.Source == "" {
+		c.RePublish.Source = ">"
 	}
 	if c.Placement != nil && reflect.DeepEqual(c.Placement, &server.Placement{}) {
 		c.Placement = nil
 	}
 	if c.Sealed {
-		// configUpdateCheckLocked rewrites these when a stream is sealed.
-		c.MaxAge, c.Discard = 0, server.DiscardNew
-		c.DenyDelete, c.DenyPurge, c.AllowRollup = true, true, false
+		// configUpdateCheckLocked gives a sealed stream these values.
+		if !declared.set("discard", c.Discard != server.DiscardOld) {
+			c.Discard = server.DiscardNew
+		}
+		if !declared.set("deny_delete", c.DenyDelete) {
+			c.DenyDelete = true
+		}
+		if !declared.set("deny_purge", c.DenyPurge) {
+			c.DenyPurge = true
+		}
 	}
 	c.Metadata = userMetadata(c.Metadata)
 	return c
 }
 
-// NormalizeConsumer fills the server's defaults into a desired consumer config exactly
-// as setConsumerConfigDefaults of v2.15.3 does, given its stream's config and the
-// account and server limits of the target. cfg is not modified.
+// NormalizeConsumer fills the server's defaults into what a desired consumer config
+// leaves unset, as setConsumerConfigDefaults of v2.15.3 does, given its stream's config
+// and the account and server limits of the target. It never changes a value the config
+// sets: where the server would, the NP305 check says so. cfg is not modified.
 func NormalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t *model.Target) server.ConsumerConfig {
+	return normalizeConsumer(cfg, stream, t, nil)
+}
+
+// normalizeConsumer is NormalizeConsumer knowing which attributes the file sets.
+func normalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t *model.Target, declared Declared) server.ConsumerConfig {
 	c := cloneJSON(cfg)
 	var st server.StreamConfig
 	if stream != nil {
@@ -107,21 +132,10 @@ func NormalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t
 	if c.Durable == "" {
 		c.Durable = c.Name
 	}
-	if c.MaxDeliver == 0 || c.MaxDeliver < -1 {
+	// 0 is the server's "unlimited"; below -1 stays as set: the server refuses it, as it
+	// refuses the negative limits below.
+	if c.MaxDeliver == 0 {
 		c.MaxDeliver = -1
-	}
-	for _, p := range []*int{&c.MaxWaiting, &c.MaxRequestBatch, &c.MaxRequestMaxBytes} {
-		if *p < 0 {
-			*p = 0
-		}
-	}
-	for _, p := range []*time.Duration{&c.MaxRequestExpires, &c.Heartbeat, &c.InactiveThreshold, &c.PinnedTTL} {
-		if *p < 0 {
-			*p = 0
-		}
-	}
-	if c.MaxAckPending < -1 {
-		c.MaxAckPending = -1
 	}
 	pull := c.DeliverSubject == ""
 	if pull && c.MaxWaiting == 0 {
@@ -129,9 +143,10 @@ func NormalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t
 	}
 	if c.AckWait == 0 && (c.AckPolicy == server.AckExplicit || c.AckPolicy == server.AckAll) {
 		c.AckWait = defaultAckWait
-	}
-	if len(c.BackOff) > 0 {
-		c.AckWait = c.BackOff[0]
+		if len(c.BackOff) > 0 {
+			// The server's first backoff step is the ack wait; pedantic mode wants both equal.
+			c.AckWait = c.BackOff[0]
+		}
 	}
 	if c.MaxAckPending == 0 {
 		c.MaxAckPending = st.ConsumerLimits.MaxAckPending
@@ -152,8 +167,12 @@ func NormalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t
 		c.PinnedTTL = defaultPinnedTTL
 	}
 	if c.AckPolicy == server.AckFlowControl {
-		c.FlowControl = true
-		c.Heartbeat = flowControlHeartbeat
+		if !declared.set("flow_control", c.FlowControl) {
+			c.FlowControl = true
+		}
+		if c.Heartbeat == 0 {
+			c.Heartbeat = flowControlHeartbeat
+		}
 	}
 	c.Metadata = userMetadata(c.Metadata)
 	return c
@@ -173,14 +192,6 @@ func userMetadata(md map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-// unlimited64 maps the server's "no limit" spellings (0 and below -1) to -1.
-func unlimited64(v int64) int64 {
-	if v == 0 || v < -1 {
-		return -1
-	}
-	return v
 }
 
 // cloneJSON deep-copies a config through its wire form, which is the form that matters.

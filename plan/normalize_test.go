@@ -44,9 +44,6 @@ func fidelityStreams() []server.StreamConfig {
 			{Name: "LIM", SubjectTransforms: []server.SubjectTransformConfig{{Source: "lim.b.*", Destination: "src.b.{{wildcard(1)}}"}}},
 			{Name: "TTL", OptStartTime: &start, FilterSubject: "ttl.a"},
 		}},
-		{Name: "IMP", Subjects: []string{"in.>"},
-			SubjectTransform: &server.SubjectTransformConfig{Source: "in.>", Destination: "out.>"},
-			RePublish:        &server.RePublish{Source: ">", Destination: ">"}},
 	}
 }
 
@@ -92,7 +89,7 @@ func TestNormaliseFidelity(t *testing.T) {
 		setup func(nc *nats.Conn, d *model.Model) error
 	}{
 		{"server defaults", func(nc *nats.Conn, d *model.Model) error {
-			for _, n := range []string{"ALL", "LIM", "TTL", "WQ", "CNT", "MIR", "SRC", "IMP"} {
+			for _, n := range []string{"ALL", "LIM", "TTL", "WQ", "CNT", "MIR", "SRC"} {
 				cfg := d.Streams[n].Config
 				cfg.Metadata = withProject(cfg.Metadata)
 				if err := createStreamRaw(nc, cfg, false); err != nil {

@@ -40,7 +40,7 @@ func canonStreamValue(c server.StreamConfig) server.StreamConfig {
 		m := *c.Mirror
 		m.OptStartTime = utcCopy(m.OptStartTime)
 		c.Mirror = &m
-		c.MirrorDirect = false
+		c.MirrorDirect, c.Duplicates = false, 0
 	}
 	if c.Sources != nil {
 		sources := make([]*server.StreamSource, len(c.Sources))
