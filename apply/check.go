@@ -43,6 +43,12 @@ func refusals(p *plan.Plan, o Options) []string {
 			reasons = append(reasons, fmt.Sprintf("%s %s: %s (fix the configuration and plan again)", f.Code, where(f), f.Message))
 		}
 	}
+	for _, ch := range p.Changes {
+		// A blocked change comes with an NP303 error; this holds for a plan without it too.
+		if ch.Blocked != "" {
+			reasons = append(reasons, fmt.Sprintf("%s is blocked: %s", ch.Address, ch.Blocked))
+		}
+	}
 	if !o.AllowDelete {
 		var del []string
 		for _, ch := range p.Changes {

@@ -214,13 +214,14 @@ func (c *computer) stream(ds *model.Stream) {
 		return
 	}
 	if ls == nil {
+		ch := &Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: ActCreate,
+			After: rawJSON(want), Decl: decl}
 		if want.Sealed {
 			c.finding(CodeRefused, SevError, addr, fieldPos(ds.Decl, "sealed"),
 				"sealed can not be set when a stream is created: create it first, then set sealed = true in a later apply")
-			return
+			ch.Blocked = "the server refuses to create a sealed stream (NP303): apply refuses this plan until the " +
+				"configuration is changed"
 		}
-		ch := &Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: ActCreate,
-			After: rawJSON(want), Decl: decl}
 		c.sent[ch] = &want
 		c.add(ch)
 		return
@@ -240,24 +241,29 @@ func (c *computer) stream(ds *model.Stream) {
 	if len(fields) == 0 {
 		return
 	}
-	blocked := false
+	var refusedFields []string
 	for _, f := range fields {
 		f.Rule = streamFieldRule(f)
 		if refused(f) {
-			blocked = true
+			f.Blocked = true
+			refusedFields = append(refusedFields, f.Path)
 			c.finding(CodeRefused, SevError, addr, fieldPos(ds.Decl, topKey(f.Path)), streamRefusal(f))
 		}
-	}
-	if blocked {
-		return
 	}
 	action, reason := ActUpdate, ""
 	if ls.Owner() == "" {
 		action = ActAdopt
 		reason = fmt.Sprintf("exists on the server without a natsplan mark: adopting writes %s = %q", model.MetaProject, c.desired.Project)
 	}
-	c.purgeWarnings(ds, ls, fields)
 	before := liveConfig(ls.Config)
+	if len(refusedFields) > 0 {
+		// Still a change: the plan shows every difference, and apply refuses it.
+		c.add(&Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: action, Reason: reason,
+			Decl: decl, Fields: fields, Before: rawJSON(before), After: rawJSON(want), LiveHash: Hash(ls.Config),
+			Blocked: blockedReason(refusedFields)})
+		return
+	}
+	c.purgeWarnings(ds, ls, fields)
 	for _, ch := range splitStream(before, want, fields) {
 		ch.Address, ch.Kind, ch.Name, ch.Action, ch.Reason, ch.Decl = addr, string(kindOf(ds)), ds.Name, action, reason, decl
 		if ch.LiveHash == "" {
@@ -337,20 +343,33 @@ func (c *computer) consumer(dc *model.Consumer) {
 		ch.Action, ch.Destructive = ActReplace, true
 		ch.Reason = fmt.Sprintf("%s can not change on an existing consumer; lifecycle.replace_on_change deletes and "+
 			"re-creates it: its ack state and position are lost", strings.Join(refusedFields, ", "))
-	case len(refusedFields) > 0:
-		for _, path := range refusedFields {
-			c.finding(CodeRefused, SevError, addr, fieldPos(dc.Decl, topKey(path)),
-				fmt.Sprintf("%s can not change on an existing consumer: %s", path, consumerRecipe))
-		}
-		return
 	case lc.Owner() == "":
 		ch.Action = ActAdopt
 		ch.Reason = fmt.Sprintf("exists on the server without a natsplan mark: adopting writes %s = %q", model.MetaProject, c.desired.Project)
 	default:
 		ch.Action = ActUpdate
 	}
+	if len(refusedFields) > 0 && ch.Action != ActReplace {
+		// Still a change: the plan shows every difference, and apply refuses it.
+		for _, f := range fields {
+			f.Blocked = refused(f)
+		}
+		for _, path := range refusedFields {
+			c.finding(CodeRefused, SevError, addr, fieldPos(dc.Decl, topKey(path)),
+				fmt.Sprintf("%s can not change on an existing consumer: %s", path, consumerRecipe))
+		}
+		ch.Blocked = blockedReason(refusedFields)
+		c.add(&ch)
+		return
+	}
 	c.consumerPurgeWarning(dc, lc, fields)
 	c.add(&ch)
+}
+
+// blockedReason is a blocked change's Blocked: which fields the server refuses to change.
+func blockedReason(paths []string) string {
+	return fmt.Sprintf("the server refuses to change %s (NP303): apply refuses this plan until the configuration "+
+		"or the server is changed", strings.Join(paths, ", "))
 }
 
 // liveConsumerConfig strips server-owned metadata from a live consumer config.
@@ -372,6 +391,10 @@ func (c *computer) summarise() {
 			continue
 		}
 		seen[key] = true
+		if ch.Blocked != "" {
+			c.p.Summary.Blocked++
+			continue
+		}
 		switch ch.Action {
 		case ActCreate:
 			c.p.Summary.Create++

@@ -50,7 +50,11 @@ var owned = map[string]string{model.MetaProject: "shop"}
 func summary(p *plan.Plan) []string {
 	var out []string
 	for _, ch := range p.Changes {
-		out = append(out, strings.TrimSpace(strings.Join([]string{string(ch.Action), ch.Address, ch.Phase}, " ")))
+		s := strings.TrimSpace(strings.Join([]string{string(ch.Action), ch.Address, ch.Phase}, " "))
+		if ch.Blocked != "" {
+			s += " (blocked)"
+		}
+		out = append(out, s)
 	}
 	return out
 }
@@ -125,6 +129,7 @@ func TestOwnership(t *testing.T) {
 				pull("c", func(c *server.ConsumerConfig) { c.AckPolicy = server.AckAll })}}),
 			live: liveOf(5, liveObj{cfg: stream("A", nil), meta: owned, cons: []server.ConsumerConfig{pull("c", nil)},
 				cmeta: map[string]map[string]string{"c": owned}}),
+			changes:  []string{"update consumer.A.c (blocked)"},
 			findings: []string{"NP303 consumer.A.c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,7 +29,8 @@ type DriftReport struct {
 func (r *DriftReport) InSync() bool { return len(r.Drift) == 0 && len(r.Unmanaged) == 0 }
 
 // Drifted derives the drift report from a plan: an update of an owned object is a
-// change made behind natsplan's back; a create is an object that went missing; an
+// change made behind natsplan's back, also when the plan can not undo it (a blocked
+// change); a create is an object that went missing; an
 // owned object no longer declared is orphaned. Adoptions are not drift (the object was
 // never natsplan's). Unmanaged objects are the plan's: Compute already hid the ones the
 // natsplan block's ignore patterns name.
@@ -50,7 +51,7 @@ func Drifted(p *Plan) *DriftReport {
 		default:
 			continue
 		}
-		r.Drift = append(r.Drift, &Drift{Address: c.Address, Kind: c.Kind, Status: status, Fields: c.Fields})
+		r.Drift = append(r.Drift, &Drift{Address: c.Address, Kind: c.Kind, Status: status, Fields: c.Fields, Blocked: c.Blocked})
 	}
 	r.Unmanaged = append(r.Unmanaged, p.Unmanaged...)
 	r.Summary.Unmanaged = len(r.Unmanaged)

@@ -96,6 +96,11 @@ type Change struct {
 	// Phase numbers the parts of a change the server only accepts in separate updates
 	// (placement, replicas, retention): "1/2", "2/2"; empty for a single-part change.
 	Phase string `json:"phase,omitempty"`
+	// Blocked says why apply can not make this change: the server refuses to change
+	// some of its fields (those marked blocked; NP303 findings say what to do). A
+	// blocked change is listed with every difference so that review sees them all,
+	// and it keeps the plan from being applied. Empty for a change apply can make.
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // FieldChange is one changed field.
@@ -107,6 +112,9 @@ type FieldChange struct {
 	// Via names the API apply must use for this field instead of the config update:
 	// "pause" for pause_until, which the server ignores on update.
 	Via string `json:"via,omitempty"`
+	// Blocked marks a field the server refuses to change (immutable, one-way back,
+	// create-only): the reason its change is blocked.
+	Blocked bool `json:"blocked,omitempty"`
 }
 
 // Finding is the result of an invariant check.
@@ -127,6 +135,8 @@ type Drift struct {
 	Kind    string         `json:"kind"`
 	Status  string         `json:"status"` // changed | missing
 	Fields  []*FieldChange `json:"fields,omitempty"`
+	// Blocked is the plan change's Blocked: apply can not restore what the files say.
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // Object names a live object natsplan does not manage.
@@ -145,10 +155,24 @@ type Summary struct {
 	Delete  int `json:"delete"`
 	Replace int `json:"replace"`
 	Adopt   int `json:"adopt"`
+	// Blocked counts the changes apply can not make (Change.Blocked); they are not
+	// counted by action.
+	Blocked int `json:"blocked,omitempty"`
 }
 
-// HasChanges reports whether applying the plan would do anything.
+// HasChanges reports whether the server differs from the files: the plan lists a
+// change, one apply can make or a blocked one.
 func (p *Plan) HasChanges() bool { return len(p.Changes) > 0 }
+
+// HasBlocked reports whether a change of the plan is blocked.
+func (p *Plan) HasBlocked() bool {
+	for _, ch := range p.Changes {
+		if ch.Blocked != "" {
+			return true
+		}
+	}
+	return false
+}
 
 // HasErrors reports whether any finding is an error.
 func (p *Plan) HasErrors() bool {

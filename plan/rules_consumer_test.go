@@ -64,8 +64,8 @@ func TestRulesConsumerRefused(t *testing.T) {
 			tc.to(&to)
 			addr := "consumer.CS." + name
 			p := mustCompute(t, consumerModel(to, false), observeModel(t, nc, model.AccountLimits{}))
-			if refusal(p, addr, tc.field) == nil || len(changesOf(p, addr)) > 0 {
-				t.Fatalf("want NP303 on %s and no change:\n%s", tc.field, describe(p))
+			if refusal(p, addr, tc.field) == nil || !blockedChange(p, addr, tc.field) {
+				t.Fatalf("want NP303 on %s and the change, blocked:\n%s", tc.field, describe(p))
 			}
 			to.Metadata = withProject(nil)
 			live := observeModel(t, nc, model.AccountLimits{})

@@ -119,8 +119,8 @@ func TestRulesStreamRefused(t *testing.T) {
 			if f := refusal(p, "stream."+name, tc.field); f == nil || f.Severity != plan.SevError || !strings.Contains(f.Message, ":") {
 				t.Fatalf("want an NP303 error naming %s:\n%s", tc.field, describe(p))
 			}
-			if chs := changesOf(p, "stream."+name); len(chs) > 0 {
-				t.Fatalf("a refused change reached the plan:\n%s", describe(p))
+			if !blockedChange(p, "stream."+name, tc.field) {
+				t.Fatalf("want the refused change in the plan once, blocked, with %s marked:\n%s", tc.field, describe(p))
 			}
 			// What the server does with the change natsplan refused to plan.
 			to.Metadata = withProject(nil)
@@ -142,12 +142,28 @@ func TestRulesStreamSealedAtCreate(t *testing.T) {
 	nc := testsrv.Connect(t, s)
 	cfg := stream("SEALED", func(c *server.StreamConfig) { c.Sealed = true })
 	p := mustCompute(t, desiredModel([]server.StreamConfig{cfg}, nil), observeModel(t, nc, model.AccountLimits{}))
-	if refusal(p, "stream.SEALED", "sealed") == nil || p.HasChanges() {
-		t.Fatalf("want NP303 and no change:\n%s", describe(p))
+	chs := changesOf(p, "stream.SEALED")
+	if refusal(p, "stream.SEALED", "sealed") == nil || len(chs) != 1 || chs[0].Action != plan.ActCreate || chs[0].Blocked == "" {
+		t.Fatalf("want NP303 and a blocked create:\n%s", describe(p))
 	}
 	if err := createStreamRaw(nc, plan.NormalizeStream(cfg, nil), false); err == nil {
 		t.Fatal("server created a sealed stream")
 	}
+}
+
+// blockedChange reports whether the plan changes addr exactly once, blocked, with the
+// field at path (or one inside it) marked blocked.
+func blockedChange(p *plan.Plan, addr, path string) bool {
+	chs := changesOf(p, addr)
+	if len(chs) != 1 || chs[0].Blocked == "" {
+		return false
+	}
+	for _, f := range chs[0].Fields {
+		if (f.Path == path || strings.HasPrefix(f.Path, path+".")) && f.Blocked {
+			return true
+		}
+	}
+	return false
 }
 
 func hasField(ch *plan.Change, path string, rule plan.Rule) bool {

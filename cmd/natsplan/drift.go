@@ -55,23 +55,28 @@ func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
 	if err != nil {
 		return err
 	}
-	if p.HasErrors() {
-		// A difference the plan can only refuse (an immutable field changed out of
-		// band, an object another project took) is no change in the plan, so the
-		// report alone would call it in sync: it is an error to look at.
-		var errs []*plan.Finding
-		for _, fd := range p.Findings {
-			if fd.Severity == plan.SevError {
-				errs = append(errs, fd)
-			}
+	var errs []*plan.Finding
+	for _, fd := range p.Findings {
+		if fd.Severity == plan.SevError {
+			errs = append(errs, fd)
 		}
+	}
+	if len(errs) > 0 {
 		if err := render.Findings(f.IO.ErrOut, errs, f.IO.StderrTTY && !f.Global.NoColor); err != nil {
 			return err
 		}
-		return &exitErr{Code: exitError, Err: fmt.Errorf("the plan has %d error(s), listed above, so the drift report is incomplete: fix them, or see natsplan plan", len(errs))}
 	}
-	if !r.InSync() {
+	switch {
+	case !r.InSync():
+		// A difference the plan can not undo (a blocked change) is drift all the same.
+		if len(errs) > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "The plan also has %d error(s), listed above: apply refuses it until they are fixed (see natsplan plan).\n", len(errs))
+		}
 		return silentExit(exitChanges)
+	case len(errs) > 0:
+		// An object the plan could not compare (another project's, offline) may hide
+		// drift: the report is incomplete.
+		return &exitErr{Code: exitError, Err: fmt.Errorf("the plan has %d error(s), listed above, so the drift report is incomplete: fix them, or see natsplan plan", len(errs))}
 	}
 	return nil
 }

@@ -178,7 +178,8 @@ func TestDrift(t *testing.T) {
 	}
 
 	// A change the plan can only refuse (an immutable field, here storage, changed by
-	// re-creating the stream) is no update, but it is drift: an error, never "in sync".
+	// re-creating the stream) is a blocked change: drift all the same (exit 2), with
+	// the refusal on stderr, never "in sync".
 	mustCLI(t, url, "apply", "--auto-approve", base)
 	for _, name := range []string{"ROGUE", "THEIRS", "LEGACY", "OTHER", "RETURNS"} {
 		_ = js.DeleteStream(ctx, name) // RETURNS is re-created below; the others are left by the cases
@@ -190,8 +191,9 @@ func TestDrift(t *testing.T) {
 	}
 	for _, format := range []string{"text", "json", "markdown"} {
 		code, out, errOut := cli(t, url, "drift", "--format", format, base)
-		if code != exitError || !strings.Contains(errOut, "NP303") || !strings.Contains(errOut, "stream.RETURNS") {
-			t.Fatalf("drift --format %s of a refused change: exit %d, want 1 naming NP303 and the stream\n%s\n%s", format, code, out, errOut)
+		if code != exitChanges || !strings.Contains(errOut, "NP303") || !strings.Contains(out, "RETURNS") ||
+			!strings.Contains(out, "storage") {
+			t.Fatalf("drift --format %s of a refused change: exit %d, want 2 reporting the stream's storage, NP303 on stderr\n%s\n%s", format, code, out, errOut)
 		}
 		if format == "json" && !json.Valid([]byte(out)) {
 			t.Fatalf("drift --format json with errors: stdout is not one JSON document\n%s", out)

@@ -19,8 +19,15 @@ func DriftText(w io.Writer, r *plan.DriftReport) error {
 	}
 	for _, d := range r.Drift {
 		fmt.Fprintf(&b, "%s %s (%s)\n", driftSymbol(d.Status), d.Address, d.Status)
+		if d.Blocked != "" {
+			fmt.Fprintf(&b, "    # blocked: %s\n", d.Blocked)
+		}
 		for _, f := range d.Fields {
-			fmt.Fprintf(&b, "    %s: files %s, server %s\n", f.Path, textValue(f.Path, f.After), textValue(f.Path, f.Before))
+			note := ""
+			if f.Blocked {
+				note = "  # blocked"
+			}
+			fmt.Fprintf(&b, "    %s: files %s, server %s%s\n", f.Path, textValue(f.Path, f.After), textValue(f.Path, f.Before), note)
 		}
 	}
 	for _, o := range r.Unmanaged {
@@ -51,9 +58,17 @@ func DriftMarkdown(w io.Writer, r *plan.DriftReport) error {
 		for _, d := range r.Drift {
 			var fields []string
 			for _, f := range d.Fields {
-				fields = append(fields, "`"+f.Path+"`")
+				field := "`" + f.Path + "`"
+				if f.Blocked {
+					field += " (blocked)"
+				}
+				fields = append(fields, field)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", d.Address, d.Status, strings.Join(fields, ", "))
+			status := d.Status
+			if d.Blocked != "" {
+				status += ", blocked"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", d.Address, status, strings.Join(fields, ", "))
 		}
 		for _, o := range r.Unmanaged {
 			fmt.Fprintf(&b, "| `%s` | unmanaged%s | |\n", o.Address, driftOwnerNote(o))

@@ -101,6 +101,9 @@ func mdHeader(p *plan.Plan) string {
 	}
 	fmt.Fprintf(&b, "**%d to create, %d to update, %d to delete, %d to replace, %d to adopt.**",
 		s.Create, s.Update, s.Delete, s.Replace, s.Adopt)
+	if s.Blocked > 0 {
+		fmt.Fprintf(&b, " **%d blocked**: the server refuses them; apply refuses the plan.", s.Blocked)
+	}
 	if n := len(destructiveChanges(p)); n > 0 {
 		fmt.Fprintf(&b, " **%d destructive.**", n)
 	}
@@ -313,7 +316,12 @@ func kindTitle(k string) string {
 
 func countActions(cs []*plan.Change) string {
 	counts := map[plan.Action]int{}
+	blocked := 0
 	for _, c := range cs {
+		if c.Blocked != "" {
+			blocked++
+			continue
+		}
 		counts[c.Action]++
 	}
 	var parts []string
@@ -321,6 +329,9 @@ func countActions(cs []*plan.Change) string {
 		if counts[a] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[a], a))
 		}
+	}
+	if blocked > 0 {
+		parts = append(parts, fmt.Sprintf("%d blocked", blocked))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -344,6 +355,9 @@ func mdChangeBlocks(cs []*plan.Change) []string {
 		if c.Reason != "" {
 			fmt.Fprintf(&b, "    # %s\n", mdFence(oneLine(c.Reason)))
 		}
+		if c.Blocked != "" {
+			fmt.Fprintf(&b, "    # BLOCKED: %s\n", mdFence(oneLine(c.Blocked)))
+		}
 		for _, f := range c.Fields {
 			fmt.Fprintf(&b, "    %s: %s -> %s", mdFence(f.Path), mdFence(textValue(f.Path, f.Before)), mdFence(textValue(f.Path, f.After)))
 			if f.Rule != "" && f.Rule != plan.RuleInPlace {
@@ -351,6 +365,9 @@ func mdChangeBlocks(cs []*plan.Change) []string {
 			}
 			if f.Via != "" {
 				fmt.Fprintf(&b, "  (via %s)", f.Via)
+			}
+			if f.Blocked {
+				b.WriteString("  (blocked)")
 			}
 			b.WriteString("\n")
 		}

@@ -224,6 +224,13 @@ func markdownRefusedPlan() *plan.Plan {
 		{Code: "NP303", Severity: plan.SevError, Address: "stream.ORDERS", Range: "shop.hcl:3:3",
 			Message: "storage can not change after creation:\ncreate a new stream and source the old one into it"},
 	}
+	// The refused change is listed, blocked, with every difference.
+	p.Changes = []*plan.Change{{Address: "stream.ORDERS", Kind: "stream", Name: "ORDERS", Action: plan.ActUpdate,
+		Decl: "shop.hcl:1:1", Blocked: "the server refuses to change storage (NP303)",
+		Fields: []*plan.FieldChange{
+			{Path: "max_msgs", Before: json.Number("-1"), After: json.Number("10"), Rule: plan.RuleInPlace},
+			{Path: "storage", Before: "file", After: "memory", Rule: plan.RuleImmutable, Blocked: true}}}}
+	p.Summary.Blocked = 1
 	return p
 }
 

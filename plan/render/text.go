@@ -107,6 +107,9 @@ func (t *textWriter) change(ch *plan.Change) {
 	if ch.Destructive {
 		notes = append(notes, "destructive")
 	}
+	if ch.Blocked != "" {
+		notes = append(notes, "BLOCKED")
+	}
 	if ch.Decl != "" {
 		notes = append(notes, ch.Decl)
 	}
@@ -116,6 +119,9 @@ func (t *textWriter) change(ch *plan.Change) {
 	t.line("  %s  %s", t.paint(col+ansiBold, title), t.paint("", "# "+strings.Join(notes, ", ")))
 	if ch.Reason != "" {
 		t.line("      # %s", ch.Reason)
+	}
+	if ch.Blocked != "" {
+		t.line("      # %s", t.paint(ansiRed, "blocked: "+ch.Blocked))
 	}
 	if len(ch.DependsOn) > 0 && ch.Action != plan.ActDelete { // deletes run last anyway
 		t.line("      # after %s", strings.Join(ch.DependsOn, ", "))
@@ -157,6 +163,9 @@ func (t *textWriter) fieldLine(f *plan.FieldChange, a plan.Action, col string) {
 		note = "  # through the " + strings.ToUpper(f.Via) + " API"
 	case f.Rule != plan.RuleInPlace && f.Rule != "":
 		note = "  # " + strings.ReplaceAll(string(f.Rule), "_", " ")
+	}
+	if f.Blocked {
+		note += t.paint(ansiRed, "  # blocked: the server refuses this change")
 	}
 	t.line("      %s %s: %s -> %s%s", t.paint(col, "~"), f.Path, textValue(f.Path, f.Before), textValue(f.Path, f.After), note)
 }
@@ -215,6 +224,9 @@ func (t *textWriter) summary(p *plan.Plan) {
 	} else {
 		t.b.WriteString(t.paint(ansiBold, fmt.Sprintf("Plan: %d to create, %d to update, %d to delete, %d to replace, %d to adopt.",
 			s.Create, s.Update, s.Delete, s.Replace, s.Adopt)))
+		if s.Blocked > 0 {
+			t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d blocked: the server refuses them.", s.Blocked)))
+		}
 	}
 	errs := 0
 	for _, f := range p.Findings {
