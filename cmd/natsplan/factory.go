@@ -75,6 +75,9 @@ func (f *Factory) Load(paths []string) (*model.Model, error) {
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)
 	}
+	if f.Global.Embedded != "" {
+		warnEmbeddedMemory(f.IO.ErrOut, m)
+	}
 	return m, nil
 }
 

@@ -12,7 +12,9 @@ variable "replicas" {
 }
 
 # Web sessions: kept in memory, gone an hour after their last write. With a limit
-# marker, a watcher sees a delete marker when a session expires.
+# marker, a watcher sees a delete marker when a session expires. Memory storage is lost
+# when the server restarts: with --embedded, whose server runs only as long as one
+# command, every run creates this bucket again.
 kv "sessions" {
   description      = "Web sessions by session id"
   storage          = "memory"
