@@ -100,7 +100,7 @@ func addBucketStream(m *model.Model, diags hcl.Diagnostics, s *model.Stream) hcl
 // KVStreamConfig builds the stream config of a kv bucket as nats.go's
 // prepareKeyValueConfig does (package emit uses it to check an import).
 func KVStreamConfig(kv *model.KV) (server.StreamConfig, hcl.Diagnostics) {
-	diags := checkBucketName(kv.Decl, "kv", kv.Bucket)
+	diags := append(checkBucketName(kv.Decl, "kv", kv.Bucket), checkBucketReplicas(kv.Decl, kv.Replicas)...)
 	history := int64(1)
 	switch {
 	case kv.History > kvMaxHistory || kv.History < 0:
@@ -201,7 +201,7 @@ func kvSubjects(bucket string) string { return "$KV." + bucket + ".>" }
 // ObjectStoreStreamConfig builds the stream config of an object store as nats.go's
 // prepareObjectStoreConfig does.
 func ObjectStoreStreamConfig(o *model.ObjectStore) (server.StreamConfig, hcl.Diagnostics) {
-	diags := checkBucketName(o.Decl, "object_store", o.Bucket)
+	diags := append(checkBucketName(o.Decl, "object_store", o.Bucket), checkBucketReplicas(o.Decl, o.Replicas)...)
 	storage, d := bucketStorage(o.Decl, o.Storage)
 	diags = append(diags, d...)
 	compression, d := bucketCompression(o.Decl, o.Compression)
@@ -224,6 +224,16 @@ func ObjectStoreStreamConfig(o *model.ObjectStore) (server.StreamConfig, hcl.Dia
 		Metadata:    bucketCloneMetadata(o.Metadata),
 		Compression: compression,
 	}, nil
+}
+
+// checkBucketReplicas refuses negative replicas, which the bucket's stream would
+// otherwise silently turn into 1.
+func checkBucketReplicas(d *model.Decl, n int) hcl.Diagnostics {
+	if n >= 0 {
+		return nil
+	}
+	return hcl.Diagnostics{bucketDiag(d, "num_replicas", "Invalid num_replicas",
+		fmt.Sprintf("num_replicas must be 1 or more (0 or unset means 1), got %d.", n))}
 }
 
 func checkBucketName(d *model.Decl, kind, name string) hcl.Diagnostics {
