@@ -113,7 +113,9 @@ func streamRewrites(cfg server.StreamConfig, declared Declared, origin *server.S
 		keep("duplicate_window", "duplicate_window = 0 does not turn deduplication off: the server keeps its default "+
 			"window of %s; set the window you want, or leave duplicate_window out", dur(win))
 	}
-	if cfg.Mirror != nil && cfg.Duplicates != 0 {
+	// Only where the file writes it: a kv mirror bucket carries the window the NATS
+	// clients send, which the file does not.
+	if cfg.Mirror != nil && cfg.Duplicates != 0 && declared.set("duplicate_window", false) {
 		keep("duplicate_window", "duplicate_window = %s on a mirror: a mirror does not deduplicate, and the server drops "+
 			"the setting from a mirror's config when it restarts, so it keeps none and natsplan does not compare it; "+
 			"remove duplicate_window", dur(cfg.Duplicates))
