@@ -16,6 +16,19 @@ import (
 // value the server keeps where it is accepted and rewritten.
 const CodeRewrite = "NP305"
 
+// rewrites collects the values of one config the server changes or refuses.
+type rewrites []rewrite
+
+// refuse adds a value the server refuses in pedantic mode.
+func (l *rewrites) refuse(path, format string, args ...any) {
+	*l = append(*l, rewrite{path: path, refused: true, msg: fmt.Sprintf(format, args...)})
+}
+
+// keep adds a value the server replaces with another, which the message names.
+func (l *rewrites) keep(path, format string, args ...any) {
+	*l = append(*l, rewrite{path: path, msg: fmt.Sprintf(format, args...)})
+}
+
 // rewrite is one value the file sets that the server changes or refuses.
 type rewrite struct {
 	path string
@@ -87,13 +100,8 @@ func dur(d time.Duration) string { return model.FormatDuration(d) }
 // streamRewrites lists the values of cfg (as the file declares it) that the server
 // rewrites or refuses. origin is the config of a mirror's origin, when known.
 func streamRewrites(cfg server.StreamConfig, declared Declared, origin *server.StreamConfig) []rewrite {
-	var out []rewrite
-	refuse := func(path, format string, args ...any) {
-		out = append(out, rewrite{path: path, refused: true, msg: fmt.Sprintf(format, args...)})
-	}
-	keep := func(path, format string, args ...any) {
-		out = append(out, rewrite{path: path, msg: fmt.Sprintf(format, args...)})
-	}
+	var out rewrites
+	refuse, keep := out.refuse, out.keep
 	for _, l := range []struct {
 		path string
 		v    int64
@@ -195,13 +203,8 @@ func sealedRewrites(cfg server.StreamConfig, declared Declared) []rewrite {
 // consumerRewrites lists the values of cfg (as the file declares it) that the server
 // rewrites or refuses. norm is cfg normalised, stream the normalised stream config.
 func consumerRewrites(cfg, norm server.ConsumerConfig, stream *server.StreamConfig, declared Declared) []rewrite {
-	var out []rewrite
-	refuse := func(path, format string, args ...any) {
-		out = append(out, rewrite{path: path, refused: true, msg: fmt.Sprintf(format, args...)})
-	}
-	keep := func(path, format string, args ...any) {
-		out = append(out, rewrite{path: path, msg: fmt.Sprintf(format, args...)})
-	}
+	var out rewrites
+	refuse, keep := out.refuse, out.keep
 	for _, l := range []struct {
 		path string
 		v    int
