@@ -223,6 +223,13 @@ func TestRunRefuses(t *testing.T) {
 			[]*plan.Change{create()},
 			[]*plan.Finding{{Code: "NP399", Severity: plan.SevError, Address: "stream.KEEP", Message: "m", Overridable: "allow-data-loss"}},
 			Options{AllowDelete: true}, "--allow-data-loss"},
+		{"a blocked change, even without its finding",
+			[]*plan.Change{create(), func() *plan.Change {
+				ch := stream(plan.ActUpdate, "KEEP", 1, `{"subjects":["keep.>"],"storage":"memory"}`)
+				ch.Blocked = "the server refuses to change storage (NP303)"
+				return ch
+			}()},
+			nil, Options{AllowDelete: true, AllowDataLoss: true}, "stream.KEEP is blocked: the server refuses to change storage"},
 		{"warnings never refuse",
 			[]*plan.Change{create()},
 			[]*plan.Finding{{Code: "NP302", Severity: plan.SevWarning, Address: "stream.KEEP", Message: "purges"}}, Options{}, ""},
