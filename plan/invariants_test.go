@@ -114,6 +114,7 @@ func TestInvariantExamples(t *testing.T) {
 		"NP203-workqueue-overlap.hcl":             {old: `filter_subject = "jobs.>"`, new: `filter_subject = "jobs.bill.*"`},
 		"NP204-repartition.hcl":                   {old: "partitions = 8", new: "partitions = 4", live: liveWith([]*model.Stream{liveOrders(4)})},
 		"NP205-dead-filter.hcl":                   {old: `"orders.*.created"`, new: `"*.orders.*.created"`},
+		"NP305-ack-wait-not-first-backoff.hcl":    {old: `ack_wait   = "10s"`, new: `ack_wait   = "1s"`},
 	}
 	files, err := filepath.Glob("../examples/invalid/*.hcl")
 	if err != nil || len(files) == 0 {
@@ -158,7 +159,7 @@ func TestInvariantExamples(t *testing.T) {
 		})
 	}
 	for _, code := range []string{"NP101", "NP102", "NP103", "NP104", "NP105", "NP106", "NP107", "NP108", "NP109",
-		"NP201", "NP202", "NP203", "NP204", "NP205"} {
+		"NP201", "NP202", "NP203", "NP204", "NP205", "NP305"} {
 		if !covered[code] {
 			t.Errorf("no example triggers %s", code)
 		}
