@@ -7,6 +7,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -64,9 +66,21 @@ func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnos
 		if r.Start.Line > len(src) {
 			continue
 		}
-		line := strings.TrimRight(string(src[r.Start.Line-1]), "\r")
+		line := printable(strings.TrimRight(string(src[r.Start.Line-1]), "\r"))
 		fmt.Fprintf(w, "  %s\n  %s\n", line, caret(line, r))
 	}
+}
+
+// printable is a source line safe to echo to a terminal: bytes that are not UTF-8
+// and control characters (a binary file, an escape sequence) become U+FFFD, one for
+// one, so the caret below still lines up.
+func printable(line string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\t' && unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, line) // ranging over a string yields one RuneError per byte that is not UTF-8
 }
 
 // caret underlines the range on its first line, keeping tabs so it lines up.

@@ -20,12 +20,23 @@ type inlineBodies map[*hclsyntax.Block]*hclsyntax.ObjectConsExpr
 // for the HCL parser and parsed separately as object expressions at their place.
 // With evaluate set, number literals too large to evaluate are refused (see checkNumbers).
 func parseConfig(src []byte, filename string, inline inlineBodies, evaluate bool) (*hcl.File, hcl.Diagnostics) {
+	if diags := checkText(src, filename); diags.HasErrors() {
+		return nil, diags
+	}
 	toks, diags := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	var warnings hcl.Diagnostics
 	if evaluate && !diags.HasErrors() {
 		if diags := checkNumbers(toks); diags.HasErrors() {
 			return &hcl.File{Bytes: src, Body: hcl.EmptyBody()}, diags
 		}
+		warnings = invisibleChars(toks)
 	}
+	f, diags := parseLexed(src, filename, inline, toks, diags)
+	return f, append(diags, warnings...)
+}
+
+// parseLexed is parseConfig after the checks of the tokens.
+func parseLexed(src []byte, filename string, inline inlineBodies, toks hclsyntax.Tokens, diags hcl.Diagnostics) (*hcl.File, hcl.Diagnostics) {
 	var spans []braceSpan
 	if !diags.HasErrors() {
 		spans = commaBlocks(toks)

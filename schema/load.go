@@ -39,13 +39,14 @@ func Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics) {
 
 // Load reads PATHs into the desired model; see the package-level Load.
 func (l *Loader) Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics) {
-	files, err := Files(paths)
+	files, skipped, err := Files(paths)
 	if err != nil {
 		return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration", Detail: err.Error()}}
 	}
+	notes := SkippedDiagnostics(skipped)
 	if len(files) == 0 {
-		return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "No configuration files",
-			Detail: fmt.Sprintf("No *.hcl files in %s; name a file or a folder that holds them.", strings.Join(defaultPaths(paths), ", "))}}
+		return model.New(), append(notes, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No configuration files",
+			Detail: fmt.Sprintf("No *.hcl files in %s; name a file or a folder that holds them.", strings.Join(defaultPaths(paths), ", "))})
 	}
 	srcs := make([][]byte, len(files))
 	for i, f := range files {
@@ -56,7 +57,8 @@ func (l *Loader) Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics)
 		}
 		srcs[i] = src
 	}
-	return l.load(files, srcs, vars)
+	m, diags := l.load(files, srcs, vars)
+	return m, append(notes, diags...)
 }
 
 // parsedFile is the outcome of parsing one file.
@@ -93,20 +95,26 @@ func defaultPaths(paths []string) []string {
 	return paths
 }
 
-// Files lists the .hcl files PATHs name, in the order Load reads them.
-func Files(paths []string) ([]string, error) {
-	var out []string
+// Files lists the .hcl files PATHs name, in the order Load reads them, and the
+// folders named like one (x.hcl/) that it skipped, since folders are not read
+// recursively. A file reached twice, by its name and through a symbolic link, is
+// listed once.
+func Files(paths []string) (files, skipped []string, err error) {
 	seen := map[string]bool{}
 	add := func(f string) {
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
+		key := f
+		if real, err := filepath.EvalSymlinks(f); err == nil {
+			key = real
+		}
+		if !seen[key] {
+			seen[key] = true
+			files = append(files, f)
 		}
 	}
 	for _, p := range defaultPaths(paths) {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("read configuration %s: %w", p, err)
+			return nil, nil, fmt.Errorf("read configuration %s: %w", p, err)
 		}
 		if !st.IsDir() {
 			add(filepath.Clean(p))
@@ -114,15 +122,33 @@ func Files(paths []string) ([]string, error) {
 		}
 		entries, err := os.ReadDir(p)
 		if err != nil {
-			return nil, fmt.Errorf("read configuration folder %s: %w", p, err)
+			return nil, nil, fmt.Errorf("read configuration folder %s: %w", p, err)
 		}
 		for _, e := range entries { // ReadDir sorts by name
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".hcl") {
-				add(filepath.Join(p, e.Name()))
+			if !strings.HasSuffix(e.Name(), ".hcl") {
+				continue
 			}
+			name := filepath.Join(p, e.Name())
+			// A link to a file counts as that file; e.IsDir does not follow links.
+			if st, err := os.Stat(name); err == nil && st.IsDir() {
+				skipped = append(skipped, name)
+				continue
+			}
+			add(name)
 		}
 	}
-	return out, nil
+	return files, skipped, nil
+}
+
+// SkippedDiagnostics warns about the folders Files skipped: a folder named x.hcl looks
+// like a file that was read.
+func SkippedDiagnostics(skipped []string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for _, d := range skipped {
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Folder skipped",
+			Detail: fmt.Sprintf("%s is a folder, not a file: folders are not read recursively. Name it as a PATH to read the .hcl files in it.", d)})
+	}
+	return diags
 }
 
 // blockLabels is the label each top-level block type takes, for the usage hint.

@@ -291,7 +291,18 @@ func TestFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := Files([]string{dir, filepath.Join(dir, "notes.txt"), filepath.Join(dir, "a.hcl")})
+	// A folder named like a file is skipped and said so; a link to a file listed
+	// already is that file.
+	if err := os.Mkdir(filepath.Join(dir, "d.hcl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b.hcl", filepath.Join(dir, "link.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(dir, "sublink.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	got, skipped, err := Files([]string{dir, filepath.Join(dir, "notes.txt"), filepath.Join(dir, "a.hcl")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +310,13 @@ func TestFiles(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Files = %v, want %v", got, want)
 	}
-	if _, err := Files([]string{filepath.Join(dir, "missing")}); err == nil {
+	if want := []string{filepath.Join(dir, "d.hcl"), filepath.Join(dir, "sublink.hcl")}; !reflect.DeepEqual(skipped, want) {
+		t.Errorf("skipped = %v, want %v", skipped, want)
+	}
+	if _, diags := Load([]string{dir}, Vars{}); !strings.Contains(render(diags), "d.hcl is a folder, not a file") {
+		t.Errorf("no warning for the skipped folder: %s", render(diags))
+	}
+	if _, _, err := Files([]string{filepath.Join(dir, "missing")}); err == nil {
 		t.Error("a missing path is not an error")
 	}
 	_, diags := Load([]string{filepath.Join(dir, "sub", "..", "sub", "none")}, Vars{})

@@ -24,6 +24,8 @@ type GlobalOptions struct {
 	Vars     []string
 	VarFiles []string
 	Embedded string
+
+	timeoutSet bool // --timeout was given
 }
 
 func (g *GlobalOptions) bind(root *cobra.Command, getenv func(string) string) {
@@ -39,11 +41,37 @@ func (g *GlobalOptions) bind(root *cobra.Command, getenv func(string) string) {
 	fl.StringVar(&g.Conn.TLSKey, "tlskey", "", "TLS client key file ($NATS_KEY)")
 	fl.StringVar(&g.Conn.TLSCA, "tlsca", "", "TLS CA certificate file ($NATS_CA)")
 	fl.StringVar(&g.Conn.JSDomain, "js-domain", "", "JetStream domain")
-	fl.DurationVar(&g.Conn.Timeout, "timeout", 5*time.Second, "timeout for each request to the server ($NATS_TIMEOUT)")
+	fl.DurationVar(&g.Conn.Timeout, "timeout", connect.DefaultTimeout, "bound on connecting and on each request to the server, a positive duration ($NATS_TIMEOUT)")
 	fl.BoolVar(&g.NoColor, "no-color", getenv("NO_COLOR") != "", "never colour the output ($NO_COLOR)")
 	fl.StringArrayVar(&g.Vars, "var", nil, "set a variable: NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&g.VarFiles, "var-file", nil, "read variables from a .tfvars-style file (repeatable)")
 	fl.StringVar(&g.Embedded, "embedded", "", "run against an in-process nats-server storing in `DIR` (no server needed)")
+}
+
+// check validates the global flags once they are parsed.
+func (g *GlobalOptions) check(c *cobra.Command) error {
+	g.timeoutSet = c.Flags().Changed("timeout")
+	if g.timeoutSet && g.Conn.Timeout <= 0 {
+		return usageErr("--timeout %s: give a positive duration such as 5s or 1m", g.Conn.Timeout)
+	}
+	return nil
+}
+
+// timeout is --timeout, else $NATS_TIMEOUT, else the default: the flag's default
+// must not hide the variable. A bad variable is a usage error of the commands that
+// connect.
+func (g *GlobalOptions) timeout(getenv func(string) string) (time.Duration, error) {
+	if g.timeoutSet {
+		return g.Conn.Timeout, nil
+	}
+	if v := getenv("NATS_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, usageErr("NATS_TIMEOUT=%q is not a positive duration: set it like 5s or 1m, or pass --timeout", v)
+		}
+		return d, nil
+	}
+	return g.Conn.Timeout, nil
 }
 
 // Factory hands commands what they need, creating connections lazily so commands that
@@ -105,6 +133,10 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		return f.session, nil
 	}
 	o := f.Global.Conn
+	var err error
+	if o.Timeout, err = f.Global.timeout(f.getenv); err != nil {
+		return nil, err
+	}
 	// Only the flags conflict with --embedded: the flag is explicit, so it wins over an
 	// ambient $NATS_URL or $NATS_CONTEXT, as every flag wins over its variable.
 	if f.Global.Embedded != "" && (o.Server != "" || o.Context != "") {

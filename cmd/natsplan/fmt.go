@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -36,10 +38,11 @@ and exits 3 when a file would change (for CI); --diff prints what would change.`
 }
 
 func runFmt(f *Factory, o *fmtOptions) error {
-	files, err := schema.Files(o.Paths)
+	files, skipped, err := schema.Files(o.Paths)
 	if err != nil {
 		return err
 	}
+	f.printDiags(schema.SkippedDiagnostics(skipped))
 	type result struct {
 		name     string
 		src, out []byte
@@ -96,8 +99,27 @@ func runFmt(f *Factory, o *fmtOptions) error {
 }
 
 // writeFileAtomic replaces name with data through a temporary file in the same folder,
-// so a crash never leaves a half-written file.
+// so a crash never leaves a half-written file. A symbolic link is kept: the file it
+// points to is the one replaced. Errors name the path the user gave, not the
+// temporary file.
 func writeFileAtomic(name string, data []byte, mode os.FileMode) error {
+	if err := replaceFile(name, data, mode); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("write %s: the folder %s does not exist: create it, or give another path", name, filepath.Dir(name))
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+func replaceFile(name string, data []byte, mode os.FileMode) error {
+	if target, err := filepath.EvalSymlinks(name); err == nil {
+		name = target
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return err

@@ -24,13 +24,3 @@ func newSystemIO() *IOStreams {
 		StdinTTY: isTerminal(os.Stdin), StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr),
 	}
 }
-
-// isTerminal reports whether f is a character device, which is what a terminal is
-// to a CLI; pipes, files and /dev/null in CI are not.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	return fi.Mode()&os.ModeCharDevice != 0 && f.Name() != os.DevNull
-}

@@ -41,6 +41,14 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// islink FILE: the file is a symbolic link (! islink: it is not).
+			"islink": func(ts *testscript.TestScript, neg bool, args []string) {
+				st, err := os.Lstat(ts.MkAbs(args[0]))
+				ts.Check(err)
+				if (st.Mode()&os.ModeSymlink != 0) == neg {
+					ts.Fatalf("%s: symbolic link is %v", args[0], !neg)
+				}
+			},
 			// contains FILE STRING...: the file holds every string (! contains: none of them).
 			"contains": func(ts *testscript.TestScript, neg bool, args []string) {
 				data := ts.ReadFile(args[0])

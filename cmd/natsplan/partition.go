@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/plan/render"
 )
 
 type partitionOptions struct {
@@ -83,7 +83,7 @@ func runPartition(f *Factory, o *partitionOptions) error {
 			mp.Stream, o.Subject, st.Config.Subjects)
 	}
 	if o.Format == "json" {
-		return json.NewEncoder(f.IO.Out).Encode(partitionResult{o.Subject, mp.Name, p, stored})
+		return render.WriteJSON(f.IO.Out, partitionResult{o.Subject, mp.Name, p, stored})
 	}
 	_, err = fmt.Fprintln(f.IO.Out, p)
 	return err

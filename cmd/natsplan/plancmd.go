@@ -151,5 +151,5 @@ func (f *Factory) planWith(desired, live *model.Model) (*plan.Plan, error) {
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)
 	}
-	return plan.Compute(desired, live, plan.Options{Version: version})
+	return plan.Compute(desired, live, plan.Options{Version: buildVersion().Version})
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // run is the whole program: it builds the commands, handles signals once, and maps
 // the result to an exit code. main only calls it.
 func run(args []string, io *IOStreams, getenv func(string) string) int {
@@ -71,6 +68,7 @@ the reviewed plan.`,
 		return &exitErr{Code: exitError, Err: fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
 	f.Global.bind(root, f.getenv)
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return f.Global.check(c) }
 	root.AddCommand(
 		newCmdValidate(f),
 		newCmdFmt(f),

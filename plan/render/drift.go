@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -41,9 +40,7 @@ func DriftText(w io.Writer, r *plan.DriftReport) error {
 
 // DriftJSON writes the drift report as one JSON document.
 func DriftJSON(w io.Writer, r *plan.DriftReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return WriteJSON(w, r)
 }
 
 // DriftMarkdown writes the drift report for an issue or a pull-request comment.

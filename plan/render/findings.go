@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -44,7 +43,5 @@ func FindingsJSON(w io.Writer, fs []*plan.Finding) error {
 			doc.Valid = false
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return WriteJSON(w, doc)
 }

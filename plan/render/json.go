@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -27,10 +26,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	if doc.Unmanaged == nil {
 		doc.Unmanaged = []*plan.Object{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&doc); err != nil {
+	if err := WriteJSON(w, &doc); err != nil {
 		return fmt.Errorf("write json plan: %w", err)
 	}
 	return nil
