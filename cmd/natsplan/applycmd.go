@@ -41,8 +41,11 @@ the plan touches and refuses when anything changed since, or when the target dif
 
 Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was refused.`,
 		RunE: func(c *cobra.Command, args []string) error {
-			if len(args) == 1 && plan.IsPlanFile(args[0]) {
-				o.PlanFile = args[0]
+			if pf := planFileArg(args); pf != "" {
+				if len(args) > 1 {
+					return usageErr("%s is a saved plan, which must be the only argument: `natsplan apply %s` applies exactly what it holds, without reading the configuration", pf, pf)
+				}
+				o.PlanFile = pf
 			} else {
 				o.Paths = pathsOrDefault(args)
 			}
@@ -58,6 +61,16 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	c.Flags().IntVar(&o.Parallelism, "parallelism", 0, "requests in flight at once within a step (0: the measured default)")
 	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
 	return c
+}
+
+// planFileArg is the argument that names a saved plan, if any.
+func planFileArg(args []string) string {
+	for _, a := range args {
+		if plan.IsPlanFile(a) {
+			return a
+		}
+	}
+	return ""
 }
 
 func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
@@ -78,6 +91,9 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		if saved, err = plan.ReadFile(o.PlanFile); err != nil {
 			return &exitErr{Code: exitError, Err: err}
 		}
+		// Without --server, $NATS_URL or a context naming a server, the plan's own
+		// target is the server, not 127.0.0.1; the target check still applies.
+		f.defaultServer = withoutUserInfo(saved.Target.URL)
 		spec = saved.Lock
 	} else {
 		// Load and read at once, as plan does; with a lock the read is redone under it.
@@ -196,7 +212,11 @@ func (f *Factory) verifySavedPlan(ctx context.Context, name string, p *plan.Plan
 	if err != nil {
 		return nil, err
 	}
-	if problems := plan.Verify(p, live); len(problems) > 0 {
+	problems := plan.Verify(p, live)
+	if len(problems) > 0 && plan.AlreadyApplied(p, live) {
+		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("the saved plan %s was already applied: every object it touches is already as it leaves them, so nothing was changed; run plan again to see what is left to do", name)}
+	}
+	if len(problems) > 0 {
 		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("refusing the saved plan %s:\n  %s\nRun plan again and review the new plan", name, strings.Join(problems, "\n  "))}
 	}
 	return p, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -85,6 +86,8 @@ type Factory struct {
 
 	session *Session
 	loader  *schema.Loader
+	// defaultServer is the server when nothing else names one (a saved plan's target).
+	defaultServer string
 }
 
 func newFactory(io *IOStreams, getenv func(string) string, stop <-chan struct{}) *Factory {
@@ -143,6 +146,7 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		return nil, usageErr("--embedded runs its own server: drop --server/--context")
 	}
 	o.FromEnv(f.getenv)
+	o.DefaultServer = f.defaultServer
 	if o.Name == "" {
 		o.Name = "natsplan"
 	}
@@ -183,6 +187,23 @@ func (f *Factory) Close() {
 }
 
 var errNoTTY = errors.New("apply needs confirmation: run it in a terminal, or pass --auto-approve (CI)")
+
+// withoutUserInfo is a server URL list without the (redacted) user and password
+// that a plan's target URL may carry: credentials come from the flags, variables or
+// context, never from a plan file.
+func withoutUserInfo(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if at := strings.LastIndex(p, "@"); at >= 0 {
+			scheme := ""
+			if s := strings.Index(p, "://"); s >= 0 && s < at {
+				scheme = p[:s+3]
+			}
+			parts[i] = scheme + p[at+1:]
+		}
+	}
+	return strings.Join(parts, ",")
+}
 
 func pathsOrDefault(args []string) []string {
 	if len(args) == 0 {

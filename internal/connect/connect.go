@@ -37,6 +37,9 @@ type Options struct {
 	TLSKey   string // --tlskey, NATS_KEY: client key file
 	TLSCA    string // --tlsca, NATS_CA: CA bundle to verify the server with
 	JSDomain string // --js-domain: the JetStream domain to manage
+	// DefaultServer replaces nats://127.0.0.1:4222 when neither Server nor the
+	// context names a server: apply takes a saved plan's target from it.
+	DefaultServer string
 	// Timeout bounds connecting (--timeout, NATS_TIMEOUT); 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Name is the connection name the server shows in connz (default "natsplan").
@@ -142,8 +145,12 @@ func resolve(ctx context.Context, o Options) (*natscontext.Context, error) {
 			return nil, fmt.Errorf("context %q: %w", name, err)
 		}
 	}
+	server := o.Server
+	if server == "" && !namesServer(data) {
+		server = o.DefaultServer
+	}
 	nctx, err := natscontext.NewFromBytes(data,
-		natscontext.WithServerURL(o.Server),
+		natscontext.WithServerURL(server),
 		natscontext.WithUser(o.User),
 		natscontext.WithPassword(o.Password),
 		natscontext.WithCreds(o.Creds),
@@ -199,6 +206,15 @@ func loadContext(ctx context.Context, o Options) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("read nats context %q: %w", name, err)
 	}
 	return data, name, nil
+}
+
+// namesServer reports whether a context's JSON names the servers to connect to.
+func namesServer(data []byte) bool {
+	var c struct {
+		URL string `json:"url"`
+		NSC string `json:"nsc"`
+	}
+	return json.Unmarshal(data, &c) == nil && (c.URL != "" || c.NSC != "")
 }
 
 // withoutAuth removes the credentials from a context's JSON, but the user name when keepUser.
