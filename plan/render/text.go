@@ -219,23 +219,43 @@ func (t *textWriter) unmanaged(objs []*plan.Object) {
 func (t *textWriter) summary(p *plan.Plan) {
 	t.line("")
 	s := p.Summary
-	if !p.HasChanges() {
+	var errAddrs []string
+	seen := map[string]bool{}
+	errs := 0
+	for _, f := range p.Findings {
+		if f.Severity != plan.SevError {
+			continue
+		}
+		errs++
+		if !seen[f.Address] {
+			seen[f.Address] = true
+			errAddrs = append(errAddrs, f.Address)
+		}
+	}
+	switch {
+	case !p.HasChanges() && errs > 0:
+		// Not "the server matches": the errors stand between the files and apply.
+		t.b.WriteString(t.paint(ansiBold, "No changes planned."))
+		t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d error(s) in %s: apply refuses this plan until they are fixed.", errs, listShort(errAddrs, 5))))
+	case !p.HasChanges():
 		t.b.WriteString(t.paint(ansiBold, "No changes. The server matches the configuration."))
-	} else {
+	default:
 		t.b.WriteString(t.paint(ansiBold, fmt.Sprintf("Plan: %d to create, %d to update, %d to delete, %d to replace, %d to adopt.",
 			s.Create, s.Update, s.Delete, s.Replace, s.Adopt)))
 		if s.Blocked > 0 {
 			t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d blocked: the server refuses them.", s.Blocked)))
 		}
-	}
-	errs := 0
-	for _, f := range p.Findings {
-		if f.Severity == plan.SevError {
-			errs++
+		if errs > 0 {
+			t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d error(s): apply refuses this plan until they are fixed.", errs)))
 		}
 	}
-	if errs > 0 {
-		t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d error(s): apply refuses this plan until they are fixed.", errs)))
-	}
 	t.b.WriteByte('\n')
+}
+
+// listShort joins the first n items and counts the rest.
+func listShort(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

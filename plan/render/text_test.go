@@ -26,6 +26,7 @@ func textFixtures(t *testing.T) map[string]*plan.Plan {
 		"text_empty":   computeFixture(t, fixtureDesired(false), fixtureDesiredAsLive(t)),
 		"text_mixed":   computeFixture(t, fixtureDesired(true), fixtureLive()),
 		"text_refused": computeFixture(t, fixtureRefused(), fixtureLive()),
+		"text_errors_only": computeFixture(t, fixtureDesired(false), fixtureTakenOver(t)),
 	}
 }
 
@@ -121,6 +122,17 @@ func fixtureLive() *model.Model {
 	return l
 }
 
+// fixtureTakenOver is the server after applying fixtureDesired(false), where another
+// project has since marked ORDERS: an error (NP404) and no change, so the plan must
+// not say that the server matches.
+func fixtureTakenOver(t *testing.T) *model.Model {
+	l := fixtureDesiredAsLive(t)
+	cfg := l.Streams["ORDERS"].Config
+	cfg.Metadata = map[string]string{model.MetaProject: "billing"}
+	l.Streams["ORDERS"].Config = cfg
+	return l
+}
+
 func fixtureRefused() *model.Model {
 	d := fixtureDesired(false)
 	cfg := d.Streams["ORDERS"].Config
@@ -195,6 +207,13 @@ func TestTextContent(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "No changes.") {
 		t.Errorf("empty plan:\n%s", buf.String())
+	}
+	buf.Reset()
+	if err := Text(&buf, textFixtures(t)["text_errors_only"], TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); strings.Contains(out, "matches") || !strings.Contains(out, "No changes planned. 1 error(s) in stream.ORDERS: apply refuses") {
+		t.Errorf("a plan with only errors:\n%s", out)
 	}
 }
 
