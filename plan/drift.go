@@ -17,15 +17,19 @@ type DriftReport struct {
 	Target    Target    `json:"target"`
 	Drift     []*Drift  `json:"drift"`
 	Unmanaged []*Object `json:"unmanaged"`
-	Summary   struct {
+	// Foreign lists the undeclared objects another project's mark names: that
+	// project's, so not drift. Listed only when asked for; always counted.
+	Foreign []*Object `json:"foreign,omitempty"`
+	Summary struct {
 		Changed   int `json:"changed"`
 		Missing   int `json:"missing"`
 		Orphaned  int `json:"orphaned"`
 		Unmanaged int `json:"unmanaged"`
+		Foreign   int `json:"foreign"`
 	} `json:"summary"`
 }
 
-// InSync reports whether the report found nothing.
+// InSync reports whether the report found nothing; other projects' objects are theirs.
 func (r *DriftReport) InSync() bool { return len(r.Drift) == 0 && len(r.Unmanaged) == 0 }
 
 // Drifted derives the drift report from a plan: an update of an owned object is a
@@ -33,8 +37,9 @@ func (r *DriftReport) InSync() bool { return len(r.Drift) == 0 && len(r.Unmanage
 // change); a create is an object that went missing; an
 // owned object no longer declared is orphaned. Adoptions are not drift (the object was
 // never natsplan's). Unmanaged objects are the plan's: Compute already hid the ones the
-// natsplan block's ignore patterns name.
-func Drifted(p *Plan) *DriftReport {
+// natsplan block's ignore patterns name. Objects marked by another project are
+// foreign, not unmanaged: listed when showForeign, counted always.
+func Drifted(p *Plan, showForeign bool) *DriftReport {
 	r := &DriftReport{Target: p.Target, Drift: []*Drift{}, Unmanaged: []*Object{}}
 	for _, c := range p.Changes {
 		var status string
@@ -53,7 +58,18 @@ func Drifted(p *Plan) *DriftReport {
 		}
 		r.Drift = append(r.Drift, &Drift{Address: c.Address, Kind: c.Kind, Status: status, Fields: c.Fields, Blocked: c.Blocked})
 	}
-	r.Unmanaged = append(r.Unmanaged, p.Unmanaged...)
+	for _, o := range p.Unmanaged {
+		// Objects marked by this project are never unmanaged (they are orphaned), so
+		// an owner here is another project.
+		if o.Owner == "" {
+			r.Unmanaged = append(r.Unmanaged, o)
+			continue
+		}
+		r.Summary.Foreign++
+		if showForeign {
+			r.Foreign = append(r.Foreign, o)
+		}
+	}
 	r.Summary.Unmanaged = len(r.Unmanaged)
 	sort.SliceStable(r.Drift, func(i, j int) bool { return r.Drift[i].Address < r.Drift[j].Address })
 	return r

@@ -11,8 +11,9 @@ import (
 )
 
 type driftOptions struct {
-	Paths  []string
-	Format string
+	Paths       []string
+	Format      string
+	ShowForeign bool
 }
 
 func newCmdDrift(f *Factory) *cobra.Command {
@@ -23,7 +24,9 @@ func newCmdDrift(f *Factory) *cobra.Command {
 		Long: `drift compares the server with the files and reports owned objects whose config
 changed (changed), declared objects gone from the server (missing), owned objects no
 longer declared (orphaned), and objects neither declared nor owned (unmanaged; hide the
-ones your team knows about with ignore = [...] in the natsplan block). It changes nothing.
+ones your team knows about with ignore = [...] in the natsplan block). Objects marked
+by another project are that project's, not drift: they are counted, and listed with
+--show-foreign. It changes nothing.
 
 Exit codes: 0 in sync; 2 drift found; 1 error.`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -35,6 +38,7 @@ Exit codes: 0 in sync; 2 drift found; 1 error.`,
 		},
 	}
 	formatFlag(c, &o.Format, "text", "json", "markdown")
+	c.Flags().BoolVar(&o.ShowForeign, "show-foreign", false, "also list the objects other projects own (never drift)")
 	return c
 }
 
@@ -43,7 +47,7 @@ func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
 	if err != nil {
 		return err
 	}
-	r := plan.Drifted(p)
+	r := plan.Drifted(p, o.ShowForeign)
 	switch o.Format {
 	case "json":
 		err = render.DriftJSON(f.IO.Out, r)

@@ -13,6 +13,10 @@ func DriftText(w io.Writer, r *plan.DriftReport) error {
 	var b strings.Builder
 	if r.InSync() {
 		b.WriteString("No drift: the server matches the files.\n")
+		for _, o := range r.Foreign {
+			fmt.Fprintf(&b, "= %s (%s)\n", o.Address, foreignNote(o))
+		}
+		b.WriteString(foreignSummary(r))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -30,10 +34,14 @@ func DriftText(w io.Writer, r *plan.DriftReport) error {
 		}
 	}
 	for _, o := range r.Unmanaged {
-		fmt.Fprintf(&b, "? %s (unmanaged%s)\n", o.Address, driftOwnerNote(o))
+		fmt.Fprintf(&b, "? %s (unmanaged)\n", o.Address)
+	}
+	for _, o := range r.Foreign {
+		fmt.Fprintf(&b, "= %s (%s)\n", o.Address, foreignNote(o))
 	}
 	s := r.Summary
 	fmt.Fprintf(&b, "\nDrift: %d changed, %d missing, %d orphaned, %d unmanaged.\n", s.Changed, s.Missing, s.Orphaned, s.Unmanaged)
+	b.WriteString(foreignSummary(r))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -68,8 +76,17 @@ func DriftMarkdown(w io.Writer, r *plan.DriftReport) error {
 			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", d.Address, status, strings.Join(fields, ", "))
 		}
 		for _, o := range r.Unmanaged {
-			fmt.Fprintf(&b, "| `%s` | unmanaged%s | |\n", o.Address, driftOwnerNote(o))
+			fmt.Fprintf(&b, "| `%s` | unmanaged | |\n", o.Address)
 		}
+	}
+	if len(r.Foreign) > 0 {
+		b.WriteString("\n| object of another project | owner |\n|---|---|\n")
+		for _, o := range r.Foreign {
+			fmt.Fprintf(&b, "| `%s` | %s |\n", o.Address, o.Owner)
+		}
+	}
+	if s := foreignSummary(r); s != "" {
+		b.WriteString("\n" + s)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -85,9 +102,18 @@ func driftSymbol(status string) string {
 	return "~"
 }
 
-func driftOwnerNote(o *plan.Object) string {
-	if o.Owner != "" {
-		return ", owned by project " + o.Owner
+func foreignNote(o *plan.Object) string { return "project " + o.Owner + "'s" }
+
+// foreignSummary counts the other projects' objects, which are not drift, and says
+// how to list them when they are not listed.
+func foreignSummary(r *plan.DriftReport) string {
+	n := r.Summary.Foreign
+	if n == 0 {
+		return ""
 	}
-	return ""
+	how := ""
+	if len(r.Foreign) == 0 {
+		how = "; --show-foreign lists them"
+	}
+	return fmt.Sprintf("%d object(s) marked by other projects are theirs, not drift%s.\n", n, how)
 }
