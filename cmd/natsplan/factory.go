@@ -25,6 +25,8 @@ type GlobalOptions struct {
 	Vars     []string
 	VarFiles []string
 	Embedded string
+	// Trace prints every JetStream API request and reply to stderr.
+	Trace bool
 
 	timeoutSet bool // --timeout was given
 }
@@ -35,12 +37,18 @@ func (g *GlobalOptions) bind(root *cobra.Command, getenv func(string) string) {
 	fl.StringVar(&g.Conn.Context, "context", "", "nats CLI context to use ($NATS_CONTEXT)")
 	fl.StringVar(&g.Conn.Creds, "creds", "", "user credentials file ($NATS_CREDS)")
 	fl.StringVar(&g.Conn.NKey, "nkey", "", "user NKey seed file ($NATS_NKEY)")
-	fl.StringVar(&g.Conn.User, "user", "", "username or token ($NATS_USER)")
+	fl.StringVar(&g.Conn.User, "user", "", "user name, with --password ($NATS_USER; a token goes in --token)")
 	fl.StringVar(&g.Conn.Password, "password", "", "password ($NATS_PASSWORD)")
 	fl.StringVar(&g.Conn.Token, "token", "", "authentication token ($NATS_TOKEN)")
 	fl.StringVar(&g.Conn.TLSCert, "tlscert", "", "TLS client certificate file ($NATS_CERT)")
 	fl.StringVar(&g.Conn.TLSKey, "tlskey", "", "TLS client key file ($NATS_KEY)")
 	fl.StringVar(&g.Conn.TLSCA, "tlsca", "", "TLS CA certificate file ($NATS_CA)")
+	fl.BoolVar(&g.Conn.TLSFirst, "tlsfirst", false, "do the TLS handshake before the server's greeting (servers with handshake_first)")
+	fl.StringVar(&g.Conn.JWT, "jwt", "", "user JWT, or a reference to it (file:///path, env://VAR)")
+	fl.StringVar(&g.Conn.Seed, "seed", "", "the user's nkey seed that signs for --jwt, as a reference (env://VAR, file:///path)")
+	fl.StringVar(&g.Conn.SocksProxy, "socks-proxy", "", "SOCKS5 proxy to connect through, host:port ($NATS_SOCKS_PROXY)")
+	fl.BoolVar(&g.Conn.NoContext, "no-context", false, "use no nats CLI context, not even the selected one")
+	fl.BoolVar(&g.Trace, "trace", false, "print every JetStream API request and reply to stderr (secrets redacted)")
 	fl.StringVar(&g.Conn.JSDomain, "js-domain", "", "JetStream domain")
 	fl.DurationVar(&g.Conn.Timeout, "timeout", connect.DefaultTimeout, "bound on connecting and on each request to the server, a positive duration ($NATS_TIMEOUT)")
 	fl.BoolVar(&g.NoColor, "no-color", getenv("NO_COLOR") != "", "never colour the output ($NO_COLOR)")
@@ -157,7 +165,8 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 			return nil, err
 		}
 		srv = s
-		o = connect.Options{Server: s.ClientURL(), Timeout: o.Timeout, Name: o.Name}
+		// The embedded server takes no credentials: no context, not even a selected one.
+		o = connect.Options{Server: s.ClientURL(), Timeout: o.Timeout, Name: o.Name, NoContext: true}
 	}
 	nc, domain, err := connect.Dial(ctx, o)
 	if err != nil {
@@ -166,7 +175,12 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		}
 		return nil, err
 	}
-	f.session = &Session{NC: nc, JS: jsapi.New(nc, domain, o.Timeout), URL: nc.ConnectedUrlRedacted(), srv: srv}
+	js := jsapi.New(nc, domain, o.Timeout)
+	if f.Global.Trace {
+		js.Trace = jsapi.NewTracer(f.IO.ErrOut)
+		fmt.Fprintf(f.IO.ErrOut, "--- connected to %s (server %s), JetStream API %s.>\n", nc.ConnectedUrlRedacted(), nc.ConnectedServerName(), js.Prefix)
+	}
+	f.session = &Session{NC: nc, JS: js, URL: nc.ConnectedUrlRedacted(), srv: srv}
 	return f.session, nil
 }
 

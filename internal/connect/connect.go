@@ -36,6 +36,13 @@ type Options struct {
 	TLSCert  string // --tlscert, NATS_CERT: client certificate file
 	TLSKey   string // --tlskey, NATS_KEY: client key file
 	TLSCA    string // --tlsca, NATS_CA: CA bundle to verify the server with
+	TLSFirst bool   // --tlsfirst: TLS handshake before the server's greeting
+	JWT      string // --jwt: the user JWT (a literal or a reference such as file:///path)
+	Seed     string // --seed: the user's nkey seed, to sign with the JWT (a reference such as env://VAR)
+	// SocksProxy is --socks-proxy, NATS_SOCKS_PROXY: a SOCKS5 proxy to connect through.
+	SocksProxy string
+	// NoContext is --no-context: use no nats context, not even the selected one.
+	NoContext bool
 	JSDomain string // --js-domain: the JetStream domain to manage
 	// DefaultServer replaces nats://127.0.0.1:4222 when neither Server nor the
 	// context names a server: apply takes a saved plan's target from it.
@@ -54,7 +61,8 @@ type Options struct {
 
 // FromEnv fills the fields that are still unset from the environment, using the
 // variables the nats CLI reads (NATS_URL, NATS_CONTEXT, NATS_CREDS, NATS_NKEY,
-// NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CERT, NATS_KEY, NATS_CA, NATS_TIMEOUT)
+// NATS_USER, NATS_PASSWORD, NATS_TOKEN, NATS_CERT, NATS_KEY, NATS_CA, NATS_SOCKS_PROXY,
+// NATS_TIMEOUT)
 // and XDG_CONFIG_HOME or HOME for ConfigDir. Like the nats CLI, the JetStream domain
 // has no variable: it comes from --js-domain or the context. A bad NATS_TIMEOUT is
 // reported by Dial.
@@ -65,7 +73,9 @@ func (o *Options) FromEnv(getenv func(string) string) {
 		}
 	}
 	fill(&o.Server, "NATS_URL")
-	fill(&o.Context, "NATS_CONTEXT")
+	if !o.NoContext { // the flag wins over the variable
+		fill(&o.Context, "NATS_CONTEXT")
+	}
 	fill(&o.Creds, "NATS_CREDS")
 	fill(&o.NKey, "NATS_NKEY")
 	fill(&o.User, "NATS_USER")
@@ -74,6 +84,7 @@ func (o *Options) FromEnv(getenv func(string) string) {
 	fill(&o.TLSCert, "NATS_CERT")
 	fill(&o.TLSKey, "NATS_KEY")
 	fill(&o.TLSCA, "NATS_CA")
+	fill(&o.SocksProxy, "NATS_SOCKS_PROXY")
 	if o.Timeout == 0 {
 		if v := getenv("NATS_TIMEOUT"); v != "" {
 			d, err := time.ParseDuration(v)
@@ -132,6 +143,9 @@ func resolve(ctx context.Context, o Options) (*natscontext.Context, error) {
 	if o.TLSCert != "" && o.TLSKey == "" || o.TLSCert == "" && o.TLSKey != "" {
 		return nil, fmt.Errorf("a client certificate needs both --tlscert and --tlskey")
 	}
+	if o.Seed != "" && o.JWT == "" {
+		return nil, fmt.Errorf("--seed signs for a user JWT: pass --jwt too, or use --creds or --nkey")
+	}
 	data, name, err := loadContext(ctx, o)
 	if err != nil {
 		return nil, err
@@ -139,8 +153,8 @@ func resolve(ctx context.Context, o Options) (*natscontext.Context, error) {
 	// Credentials given as flags or variables replace the context's credentials
 	// entirely; otherwise the context's user would win over a --creds flag. A lone
 	// --password keeps the context's user.
-	if o.User != "" || o.Password != "" || o.Creds != "" || o.NKey != "" || o.Token != "" {
-		keepUser := o.User == "" && o.Password != "" && o.Creds == "" && o.NKey == "" && o.Token == ""
+	if o.User != "" || o.Password != "" || o.Creds != "" || o.NKey != "" || o.Token != "" || o.JWT != "" {
+		keepUser := o.User == "" && o.Password != "" && o.Creds == "" && o.NKey == "" && o.Token == "" && o.JWT == ""
 		if data, err = withoutAuth(data, keepUser); err != nil {
 			return nil, fmt.Errorf("context %q: %w", name, err)
 		}
@@ -149,7 +163,7 @@ func resolve(ctx context.Context, o Options) (*natscontext.Context, error) {
 	if server == "" && !namesServer(data) {
 		server = o.DefaultServer
 	}
-	nctx, err := natscontext.NewFromBytes(data,
+	opts := []natscontext.Option{
 		natscontext.WithServerURL(server),
 		natscontext.WithUser(o.User),
 		natscontext.WithPassword(o.Password),
@@ -160,7 +174,19 @@ func resolve(ctx context.Context, o Options) (*natscontext.Context, error) {
 		natscontext.WithKey(o.TLSKey),
 		natscontext.WithCA(o.TLSCA),
 		natscontext.WithJSDomain(o.JSDomain),
-	)
+	}
+	// These options set their field even when empty: pass them only when given, so
+	// the context's value stays otherwise.
+	if o.JWT != "" {
+		opts = append(opts, natscontext.WithUserJWT(o.JWT), natscontext.WithUserSeed(o.Seed))
+	}
+	if o.SocksProxy != "" {
+		opts = append(opts, natscontext.WithSocksProxy(o.SocksProxy))
+	}
+	if o.TLSFirst {
+		opts = append(opts, natscontext.WithTLSHandshakeFirst())
+	}
+	nctx, err := natscontext.NewFromBytes(data, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("context %q: %w", name, err)
 	}
@@ -171,6 +197,12 @@ func resolve(ctx context.Context, o Options) (*natscontext.Context, error) {
 // loadContext returns the raw JSON of the context to use and its name; "{}" and ""
 // when no context is named or selected.
 func loadContext(ctx context.Context, o Options) ([]byte, string, error) {
+	if o.NoContext {
+		if o.Context != "" {
+			return nil, "", fmt.Errorf("--no-context and --context %q exclude each other: drop one", o.Context)
+		}
+		return []byte("{}"), "", nil
+	}
 	root := o.ConfigDir
 	if root == "" {
 		root = defaultConfigDir()

@@ -22,7 +22,7 @@ func TestFromEnv(t *testing.T) {
 		"NATS_URL": "nats://env:4222", "NATS_CONTEXT": "envctx", "NATS_CREDS": "/env.creds",
 		"NATS_NKEY": "/env.nk", "NATS_USER": "envuser", "NATS_PASSWORD": "envpass",
 		"NATS_TOKEN": "envtok", "NATS_CERT": "/env.crt", "NATS_KEY": "/env.key", "NATS_CA": "/env.ca",
-		"NATS_TIMEOUT": "7s", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u",
+		"NATS_TIMEOUT": "7s", "XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u", "NATS_SOCKS_PROXY": "proxy:1080",
 	}
 	tests := []struct {
 		name string
@@ -35,7 +35,13 @@ func TestFromEnv(t *testing.T) {
 			env:  env,
 			want: Options{Server: "nats://env:4222", Context: "envctx", Creds: "/env.creds", NKey: "/env.nk",
 				User: "envuser", Password: "envpass", Token: "envtok", TLSCert: "/env.crt", TLSKey: "/env.key",
-				TLSCA: "/env.ca", Timeout: 7 * time.Second, ConfigDir: "/xdg"},
+				TLSCA: "/env.ca", Timeout: 7 * time.Second, ConfigDir: "/xdg", SocksProxy: "proxy:1080"},
+		},
+		{
+			name: "--no-context keeps NATS_CONTEXT out",
+			in:   Options{NoContext: true},
+			env:  map[string]string{"NATS_CONTEXT": "envctx"},
+			want: Options{NoContext: true},
 		},
 		{
 			name: "flags win over the environment",
@@ -43,7 +49,7 @@ func TestFromEnv(t *testing.T) {
 			env:  env,
 			want: Options{Server: "nats://flag:4222", Context: "envctx", Creds: "/env.creds", NKey: "/env.nk",
 				User: "flaguser", Password: "envpass", Token: "envtok", TLSCert: "/env.crt", TLSKey: "/env.key",
-				TLSCA: "/env.ca", Timeout: time.Second, ConfigDir: "/cfg", JSDomain: "hub"},
+				TLSCA: "/env.ca", Timeout: time.Second, ConfigDir: "/cfg", JSDomain: "hub", SocksProxy: "proxy:1080"},
 		},
 		{
 			name: "HOME/.config without XDG_CONFIG_HOME",
@@ -174,6 +180,18 @@ func TestDial(t *testing.T) {
 			wantErr: []string{"jetstream_api_prefix", "--js-domain"}},
 		{name: "cert without key", o: Options{ConfigDir: cfg, TLSCert: "/x.crt"},
 			wantErr: []string{"--tlscert and --tlskey"}},
+		{name: "--no-context ignores the selected context", o: Options{ConfigDir: cfg, NoContext: true, Server: tokens.ClientURL(), Token: "t0ken"},
+			wantURL: tokens.ClientURL()},
+		{name: "--no-context with --context", o: Options{ConfigDir: cfg, NoContext: true, Context: "prod"},
+			wantErr: []string{"--no-context and --context \"prod\" exclude each other"}},
+		{name: "default server when nothing names one", o: Options{DefaultServer: tokens.ClientURL(), Token: "t0ken", ConfigDir: t.TempDir()},
+			wantURL: tokens.ClientURL()},
+		{name: "the selected context's url wins over the default server", o: Options{ConfigDir: cfg, DefaultServer: deadURL},
+			wantURL: users.ClientURL(), wantDomain: "hub"},
+		{name: "the flag wins over the default server", o: Options{Server: users.ClientURL(), User: "alice", Password: "s3cret", DefaultServer: deadURL, ConfigDir: t.TempDir()},
+			wantURL: users.ClientURL()},
+		{name: "seed without jwt", o: Options{Server: users.ClientURL(), Seed: "env://SEED", ConfigDir: t.TempDir()},
+			wantErr: []string{"--seed signs for a user JWT: pass --jwt too"}},
 		{name: "password is redacted from the url", o: Options{Server: "nats://bob:hunter2@" + strings.TrimPrefix(deadURL, "nats://"), ConfigDir: t.TempDir()},
 			wantErr: []string{"no server at nats://xxxxx@127.0.0.1"}},
 	}
@@ -210,6 +228,32 @@ func TestDial(t *testing.T) {
 				t.Errorf("flush: %v", err)
 			}
 		})
+	}
+}
+
+// TestResolveConnectionFlags: the flags the nats CLI has for TLS-first servers, SOCKS
+// proxies and user JWTs reach the connection settings, over the context's.
+func TestResolveConnectionFlags(t *testing.T) {
+	cfg := t.TempDir()
+	writeContext(t, cfg, "ctx", map[string]string{"url": "nats://ctx:4222", "socks_proxy": "ctxproxy:1080", "user": "bob"})
+	selectContext(t, cfg, "ctx")
+	nctx, err := resolve(context.Background(), Options{ConfigDir: cfg, TLSFirst: true, SocksProxy: "proxy:1080",
+		JWT: "file:///u.jwt", Seed: "env://SEED"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !nctx.TLSHandshakeFirst() || nctx.SocksProxy() != "proxy:1080" || nctx.UserJWT() != "file:///u.jwt" ||
+		nctx.UserSeed() != "env://SEED" || nctx.User() != "" {
+		t.Errorf("tlsfirst %v, socks %q, jwt %q, seed %q, user %q", nctx.TLSHandshakeFirst(), nctx.SocksProxy(),
+			nctx.UserJWT(), nctx.UserSeed(), nctx.User())
+	}
+	// Not given: the context's values stay.
+	nctx, err = resolve(context.Background(), Options{ConfigDir: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nctx.TLSHandshakeFirst() || nctx.SocksProxy() != "ctxproxy:1080" || nctx.User() != "bob" {
+		t.Errorf("context values lost: tlsfirst %v, socks %q, user %q", nctx.TLSHandshakeFirst(), nctx.SocksProxy(), nctx.User())
 	}
 }
 

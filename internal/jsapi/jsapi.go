@@ -23,6 +23,8 @@ type Client struct {
 	Prefix string
 	// Timeout bounds each request when the context has no earlier deadline.
 	Timeout time.Duration
+	// Trace, when set, is shown every request and reply (--trace).
+	Trace *Tracer
 }
 
 // New returns a client for domain ("" for the connection's own JetStream).
@@ -83,7 +85,7 @@ func (c *Client) Request(ctx context.Context, op, subject string, req, resp any)
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	msg, err := c.NC.RequestWithContext(ctx, c.Prefix+"."+subject, body)
+	msg, err := c.request(ctx, c.Prefix+"."+subject, body)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
 			return fmt.Errorf("%s: JetStream is not enabled for this account or domain (no responders on %s)", op, c.Prefix)
@@ -103,6 +105,21 @@ func (c *Client) Request(ctx context.Context, op, subject string, req, resp any)
 		}
 	}
 	return nil
+}
+
+// request sends one request, traced when Trace is set.
+func (c *Client) request(ctx context.Context, subject string, body []byte) (*nats.Msg, error) {
+	if c.Trace == nil {
+		return c.NC.RequestWithContext(ctx, subject, body)
+	}
+	n, start := c.Trace.request(subject, body), time.Now()
+	msg, err := c.NC.RequestWithContext(ctx, subject, body)
+	var data []byte
+	if msg != nil {
+		data = msg.Data
+	}
+	c.Trace.reply(n, subject, time.Since(start), data, err)
+	return msg, err
 }
 
 // AccountInfo returns the account's JetStream usage, limits and API level.
