@@ -43,7 +43,7 @@ type Options struct {
 	SocksProxy string
 	// NoContext is --no-context: use no nats context, not even the selected one.
 	NoContext bool
-	JSDomain string // --js-domain: the JetStream domain to manage
+	JSDomain  string // --js-domain: the JetStream domain to manage
 	// DefaultServer replaces nats://127.0.0.1:4222 when neither Server nor the
 	// context names a server: apply takes a saved plan's target from it.
 	DefaultServer string
