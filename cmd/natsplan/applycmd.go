@@ -58,7 +58,7 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	c.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking (CI)")
 	c.Flags().BoolVar(&o.AllowDelete, "allow-delete", false, "allow deleting objects this project owns (and consumer replaces)")
 	c.Flags().BoolVar(&o.AllowDataLoss, "allow-data-loss", false, "allow deleting streams that hold messages")
-	c.Flags().IntVar(&o.Parallelism, "parallelism", 0, "requests in flight at once within a step (0: the measured default)")
+	c.Flags().IntVar(&o.Parallelism, "parallelism", apply.DefaultParallelism, "changes in flight at once within a step (0 also means the default)")
 	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
 	return c
 }

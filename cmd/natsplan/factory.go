@@ -227,7 +227,8 @@ func pathsOrDefault(args []string) []string {
 }
 
 func formatFlag(c *cobra.Command, p *string, allowed ...string) {
-	c.Flags().StringVar(p, "format", allowed[0], fmt.Sprintf("output format: %v", allowed))
+	c.Flags().StringVar(p, "format", allowed[0], fmt.Sprintf("output format: %s", strings.Join(allowed, ", ")))
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(allowed, cobra.ShellCompDirectiveNoFileComp))
 }
 
 func checkFormat(v string, allowed ...string) error {
@@ -236,5 +237,5 @@ func checkFormat(v string, allowed ...string) error {
 			return nil
 		}
 	}
-	return usageErr("unknown --format %q: use one of %v", v, allowed)
+	return usageErr("unknown --format %q: use one of %s", v, strings.Join(allowed, ", "))
 }

@@ -50,6 +50,7 @@ stream stores. No server is needed.`,
 		},
 	}
 	c.Flags().StringVar(&o.Mapping, "mapping", "", "the subject_mapping to use (required when the files declare several)")
+	c.RegisterFlagCompletionFunc("mapping", completeMappings)
 	formatFlag(c, &o.Format, "text", "json")
 	return c
 }

@@ -68,6 +68,7 @@ the reviewed plan.`,
 		return &exitErr{Code: exitError, Err: fmt.Errorf("%w\nRun '%s --help' for usage", err, c.CommandPath())}
 	})
 	f.Global.bind(root, f.getenv)
+	root.RegisterFlagCompletionFunc("context", f.completeContexts)
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return f.Global.check(c) }
 	root.AddCommand(
 		newCmdValidate(f),
