@@ -202,7 +202,7 @@ subject_mapping "mb" {
 		{name: "one mapping, text", args: []string{"orders.acme.created", partitionExample}, code: 0, stdout: "7\n", exactly: true},
 		{name: "chosen mapping", args: []string{"a.x.y", two, "--mapping", "ma"}, code: 0, stdout: fmt.Sprintf("%d\n", want), exactly: true},
 		{name: "json", args: []string{"orders.acme.created", partitionExample, "--format", "json"}, code: 0,
-			stdout: `{"subject":"orders.acme.created","mapping":"orders_by_customer","partition":7,"stored_subject":"7.orders.acme.created"}` + "\n", exactly: true},
+			stdout: "{\n  \"subject\": \"orders.acme.created\",\n  \"mapping\": \"orders_by_customer\",\n  \"partition\": 7,\n  \"stored_subject\": \"7.orders.acme.created\"\n}\n", exactly: true},
 		{name: "several mappings need --mapping", args: []string{"a.x.y", two}, code: 1, stderr: "choose one with --mapping"},
 		{name: "unknown mapping", args: []string{"a.x.y", two, "--mapping", "mc"}, code: 1, stderr: "use one of ma, mb"},
 		{name: "no mapping", args: []string{"a.x.y", none}, code: 1, stderr: "declare no subject_mapping"},
