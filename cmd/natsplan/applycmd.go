@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/natsplan/natsplan/apply"
+	"github.com/natsplan/natsplan/internal/connect"
 	"github.com/natsplan/natsplan/internal/lock"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/observe"
@@ -93,7 +94,7 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		}
 		// Without --server, $NATS_URL or a context naming a server, the plan's own
 		// target is the server, not 127.0.0.1; the target check still applies.
-		f.defaultServer = withoutUserInfo(saved.Target.URL)
+		f.defaultServer = connect.WithoutUserInfo(saved.Target.URL)
 		spec = saved.Lock
 	} else {
 		// Load and read at once, as plan does; with a lock the read is redone under it.

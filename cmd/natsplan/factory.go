@@ -202,23 +202,6 @@ func (f *Factory) Close() {
 
 var errNoTTY = errors.New("apply needs confirmation: run it in a terminal, or pass --auto-approve (CI)")
 
-// withoutUserInfo is a server URL list without the (redacted) user and password
-// that a plan's target URL may carry: credentials come from the flags, variables or
-// context, never from a plan file.
-func withoutUserInfo(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		if at := strings.LastIndex(p, "@"); at >= 0 {
-			scheme := ""
-			if s := strings.Index(p, "://"); s >= 0 && s < at {
-				scheme = p[:s+3]
-			}
-			parts[i] = scheme + p[at+1:]
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 func pathsOrDefault(args []string) []string {
 	if len(args) == 0 {
 		return []string{"."}

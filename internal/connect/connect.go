@@ -330,7 +330,14 @@ func contextSuffix(nctx *natscontext.Context) string {
 }
 
 // redact hides the user-info part of every URL in a comma-separated list.
-func redact(urls string) string {
+func redact(urls string) string { return replaceUserInfo(urls, "xxxxx@") }
+
+// WithoutUserInfo drops the user-info part (user, password or token) of every URL in a
+// comma-separated list: a saved plan's target URL is used without the credentials it
+// was redacted from.
+func WithoutUserInfo(urls string) string { return replaceUserInfo(urls, "") }
+
+func replaceUserInfo(urls, with string) string {
 	parts := strings.Split(urls, ",")
 	for i, p := range parts {
 		p = strings.TrimSpace(p)
@@ -339,7 +346,7 @@ func redact(urls string) string {
 			if s := strings.Index(p, "://"); s >= 0 && s < at {
 				scheme = p[:s+3]
 			}
-			p = scheme + "xxxxx@" + p[at+1:]
+			p = scheme + with + p[at+1:]
 		}
 		parts[i] = p
 	}

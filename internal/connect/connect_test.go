@@ -267,3 +267,16 @@ func TestDialCancelled(t *testing.T) {
 		t.Fatal("Dial with a cancelled context succeeded")
 	}
 }
+
+func TestWithoutUserInfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://127.0.0.1:4222":                       "nats://127.0.0.1:4222",
+		"nats://xxxxx@n1:4222":                        "nats://n1:4222",
+		"tls://bob:xxxxx@n1:4222, nats://tok@n2:4222": "tls://n1:4222,nats://n2:4222",
+		"": "",
+	} {
+		if got := WithoutUserInfo(in); got != want {
+			t.Errorf("WithoutUserInfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
