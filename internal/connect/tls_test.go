@@ -123,3 +123,26 @@ func TestDialTLS(t *testing.T) {
 		})
 	}
 }
+
+// TestDialTLSFirst: a server configured for handshake_first is reached with --tlsfirst,
+// and not without it.
+func TestDialTLSFirst(t *testing.T) {
+	p := newPKI(t)
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: p.serverCert, KeyFile: p.serverKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testsrv.StartOptions(t, &server.Options{Host: "127.0.0.1", Port: -1, TLS: true, TLSConfig: tc, TLSHandshakeFirst: true})
+	url := strings.Replace(s.ClientURL(), "nats://", "tls://", 1)
+	o := Options{Server: url, TLSCA: p.ca, TLSFirst: true, ConfigDir: t.TempDir(), Timeout: 2 * time.Second}
+	nc, _, err := Dial(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Dial with --tlsfirst: %v", err)
+	}
+	nc.Close()
+	o.TLSFirst, o.Timeout = false, 500*time.Millisecond
+	if nc, _, err := Dial(context.Background(), o); err == nil {
+		nc.Close()
+		t.Fatal("Dial without --tlsfirst reached a handshake-first server")
+	}
+}
