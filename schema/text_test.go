@@ -56,6 +56,14 @@ func TestNotText(t *testing.T) {
 			if _, diags := Format(c.src, file); len(diags) != 1 {
 				t.Errorf("fmt: want one diagnostic, got %d", len(diags))
 			}
+			// The same for a --var-file.
+			conf := filepath.Join(t.TempDir(), "main.hcl")
+			if err := os.WriteFile(conf, []byte("natsplan {\n  project = \"p\"\n}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, diags := Load([]string{conf}, Vars{Files: []string{file}}); len(diags) != 1 || diags[0].Summary != "Not UTF-8 text" {
+				t.Errorf("--var-file: want one not-UTF-8 diagnostic, got:\n%s", render(diags))
+			}
 		})
 	}
 }
@@ -123,6 +131,18 @@ func TestInvisibleCharacters(t *testing.T) {
 				}
 			}
 		})
+	}
+	// A value in a --var-file is warned about the same way.
+	dir := t.TempDir()
+	conf, vars := filepath.Join(dir, "main.hcl"), filepath.Join(dir, "prod.tfvars")
+	if err := os.WriteFile(conf, []byte("natsplan { project = \"p\" }\nvariable \"name\" { type = string }\nstream \"S\" {\n  subjects = [var.name]\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(vars, []byte("name = \"orders\u200b.>\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, diags := Load([]string{conf}, Vars{Files: []string{vars}}); !strings.Contains(render(diags), "prod.tfvars:1:15: warning: Invisible character; U+200B") {
+		t.Errorf("--var-file: no warning at its place:\n%s", render(diags))
 	}
 	// The escape is visible in review: no warning.
 	file := filepath.Join(t.TempDir(), "x.hcl")

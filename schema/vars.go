@@ -181,6 +181,9 @@ func readVarFile(path string, vars map[string]*variable, files map[string]*hcl.F
 		return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read variables file",
 			Detail: fmt.Sprintf("read --var-file %s: %s", path, err)}}
 	}
+	if diags := checkText(src, path); diags.HasErrors() {
+		return diags
+	}
 	f, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
 	if f != nil {
 		files[path] = f
@@ -188,6 +191,8 @@ func readVarFile(path string, vars map[string]*variable, files map[string]*hcl.F
 	if diags.HasErrors() {
 		return diags
 	}
+	toks, _ := hclsyntax.LexConfig(src, path, hcl.InitialPos)
+	diags = append(diags, invisibleChars(toks)...)
 	attrs, ds := f.Body.JustAttributes()
 	diags = append(diags, ds...)
 	names := make([]string, 0, len(vars))
