@@ -64,10 +64,12 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	return c
 }
 
-// planFileArg is the argument that names a saved plan, if any.
+// planFileArg is the argument that names a saved plan, if any: a file holding a JSON
+// object, or any .json file (a configuration is never JSON, so a broken plan file is
+// reported as a plan, not as an HCL syntax error).
 func planFileArg(args []string) string {
 	for _, a := range args {
-		if plan.IsPlanFile(a) {
+		if plan.IsPlanFile(a) || strings.HasSuffix(a, ".json") {
 			return a
 		}
 	}
