@@ -36,6 +36,7 @@ type Options struct {
 	TLSCert  string // --tlscert, NATS_CERT: client certificate file
 	TLSKey   string // --tlskey, NATS_KEY: client key file
 	TLSCA    string // --tlsca, NATS_CA: CA bundle to verify the server with
+	JSDomain string // --js-domain: the JetStream domain to manage
 	TLSFirst bool   // --tlsfirst: TLS handshake before the server's greeting
 	JWT      string // --jwt: the user JWT (a literal or a reference such as file:///path)
 	Seed     string // --seed: the user's nkey seed, to sign with the JWT (a reference such as env://VAR)
@@ -43,7 +44,6 @@ type Options struct {
 	SocksProxy string
 	// NoContext is --no-context: use no nats context, not even the selected one.
 	NoContext bool
-	JSDomain  string // --js-domain: the JetStream domain to manage
 	// DefaultServer replaces nats://127.0.0.1:4222 when neither Server nor the
 	// context names a server: apply takes a saved plan's target from it.
 	DefaultServer string
