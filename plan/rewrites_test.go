@@ -167,7 +167,7 @@ func TestRewritesReported(t *testing.T) {
 				t.Fatalf("blocked = %q, want NP303: %v\n%s", chs[0].Blocked, tc.np303, describe(p))
 			}
 			var drift *plan.Drift
-			for _, d := range plan.Drifted(p).Drift {
+			for _, d := range plan.Drifted(p, false).Drift {
 				if d.Address == tc.addr {
 					drift = d
 				}

@@ -23,9 +23,9 @@ import (
 func textFixtures(t *testing.T) map[string]*plan.Plan {
 	t.Helper()
 	return map[string]*plan.Plan{
-		"text_empty":   computeFixture(t, fixtureDesired(false), fixtureDesiredAsLive(t)),
-		"text_mixed":   computeFixture(t, fixtureDesired(true), fixtureLive()),
-		"text_refused": computeFixture(t, fixtureRefused(), fixtureLive()),
+		"text_empty":       computeFixture(t, fixtureDesired(false), fixtureDesiredAsLive(t)),
+		"text_mixed":       computeFixture(t, fixtureDesired(true), fixtureLive()),
+		"text_refused":     computeFixture(t, fixtureRefused(), fixtureLive()),
 		"text_errors_only": computeFixture(t, fixtureDesired(false), fixtureTakenOver(t)),
 	}
 }
