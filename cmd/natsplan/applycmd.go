@@ -37,8 +37,10 @@ func newCmdApply(f *Factory) *cobra.Command {
 terminal (or takes --auto-approve), and executes it in order with bounded parallelism.
 
 Deletes need --allow-delete; deleting a stream that holds messages also needs
---allow-data-loss. Given a plan file written by 'plan --out', apply re-reads every object
-the plan touches and refuses when anything changed since, or when the target differs.
+--allow-data-loss. Given a plan file written by 'plan --out' (its only argument), apply
+re-reads every object the plan touches and refuses when anything changed since, or when
+the target differs; when no --server, $NATS_URL or context names a server, it connects to
+the plan's target.
 
 Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was refused.`,
 		RunE: func(c *cobra.Command, args []string) error {
