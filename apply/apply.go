@@ -40,14 +40,24 @@ type Options struct {
 	TTY bool
 	// Stop is closed on the first Ctrl-C: nothing new starts, in-flight requests finish.
 	Stop <-chan struct{}
+	// Fence, when set, is asked before every write request; when it fails (the apply
+	// lock is lost) the write is not sent, nothing new starts, and Result.Stopped is
+	// its error.
+	Fence func(ctx context.Context) error
+	// ReconnectWindow is how long to wait for a lost connection to come back before
+	// stopping (DefaultReconnectWindow when zero). Nothing new starts while it is down.
+	ReconnectWindow time.Duration
 }
 
 // Run executes p against the server. It refuses (a *RefusedError, every change refused,
 // nothing sent) when the plan has error findings that o does not override, or deletes
 // without AllowDelete. A failed change does not stop the run: everything that does not
 // depend on it, directly or not, still runs, and the Result says what was and was not
-// done. The error is for refusals and for plans that can not start; failed changes are
-// in the Result only.
+// done. A change whose request timed out is read back before it counts as done or
+// failed; a denied kind of request is not sent again; the run stops early, with
+// Result.Stopped saying why, when the fence fails or the server stays unreachable for
+// the reconnect window. The error is for refusals and for plans that can not start;
+// failed changes are in the Result only.
 func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result, error) {
 	if c == nil || p == nil {
 		return nil, errors.New("apply: a client and a plan are required")
@@ -71,10 +81,18 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 	if par <= 0 {
 		par = DefaultParallelism
 	}
+	window := o.ReconnectWindow
+	if window <= 0 {
+		window = DefaultReconnectWindow
+	}
+	fenced := *c
+	fenced.Fence = o.Fence
 	r := &runner{
-		c: c, p: p, deps: deps, par: par, stop: o.Stop,
-		res:  newResult(p, StatusNotStarted),
-		prog: newProgress(o.Progress, o.TTY, len(p.Changes)),
+		c: &fenced, p: p, deps: deps, par: par, stop: o.Stop, window: window,
+		res:    newResult(p, StatusNotStarted),
+		prog:   newProgress(o.Progress, o.TTY, len(p.Changes)),
+		denied: map[string]*deniedKind{},
+		resent: map[int]bool{},
 	}
 	r.run(ctx)
 	return r.res, nil
@@ -83,15 +101,33 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 // runner schedules the changes of one run. Only run's goroutine touches its state; the
 // requests run in their own goroutines and report back on a channel.
 type runner struct {
-	c    *jsapi.Client
-	p    *plan.Plan
-	deps [][]int
-	par  int
-	stop <-chan struct{}
-	res  *Result
-	prog *progress
-	// halted is set once Stop is closed or ctx ends: nothing new starts after.
+	c      *jsapi.Client
+	p      *plan.Plan
+	deps   [][]int
+	par    int
+	stop   <-chan struct{}
+	window time.Duration
+	res    *Result
+	prog   *progress
+	// halted is set once Stop is closed, ctx ends, the fence fails or the server stays
+	// unreachable: nothing new starts after.
 	halted bool
+	// downSince is when the connection was first seen down; zero while it is up.
+	downSince time.Time
+	// denied are the API operations the server refused to route, by operation.
+	denied     map[string]*deniedKind
+	deniedKeys []string
+	// resent are the changes sent a second time after a timeout and a read-back
+	// that found them not carried out.
+	resent map[int]bool
+}
+
+// deniedKind is an API operation the user may not send: the first change it failed,
+// and how many more were denied too (they were in flight) or not sent because of it.
+type deniedKind struct {
+	err   error
+	first string
+	more  int
 }
 
 type outcome struct {
@@ -100,18 +136,34 @@ type outcome struct {
 	d   time.Duration
 }
 
+// pollConnection is how often a run waiting for the connection to come back looks.
+const pollConnection = 50 * time.Millisecond
+
 func (r *runner) run(ctx context.Context) {
 	defer r.prog.close()
 	done := make(chan outcome)
 	for _, step := range r.steps() {
 		r.runStep(ctx, step, done)
 	}
+	if !r.prog.quiet {
+		for _, s := range r.res.Steps {
+			if s.Status == StatusUnknown {
+				r.prog.line(describe(s))
+			}
+		}
+	}
+	for _, op := range r.deniedKeys {
+		if d := r.denied[op]; d.more > 0 {
+			r.prog.line(fmt.Sprintf("%d more change(s) that need the same permission as %s failed or were not sent: %v", d.more, d.first, d.err))
+		}
+	}
 }
 
 // runStep runs the changes of one step. Each change counts its dependencies inside the
 // step that have not succeeded yet and is ready at zero; a failure skips its dependants
 // at once. That keeps the scheduling linear in the number of changes and dependencies,
-// which matters for plans of tens of thousands of changes.
+// which matters for plans of tens of thousands of changes. A change whose request timed
+// out holds its dependants until the end of the step, when its object is read again.
 func (r *runner) runStep(ctx context.Context, step []int, done chan outcome) {
 	inStep := make(map[int]bool, len(step))
 	for _, i := range step {
@@ -127,7 +179,7 @@ func (r *runner) runStep(ctx context.Context, step []int, done chan outcome) {
 			}
 		}
 	}
-	var ready []int
+	var ready, unknown []int
 	for _, i := range step {
 		// Earlier steps are finished: a dependency there that failed or was skipped
 		// blocks this change for good.
@@ -137,42 +189,128 @@ func (r *runner) runStep(ctx context.Context, step []int, done chan outcome) {
 			ready = append(ready, i)
 		}
 	}
+	succeeded := func(i int) {
+		for _, d := range dependants[i] {
+			if waiting[d]--; waiting[d] == 0 && r.res.Steps[d].Status == StatusNotStarted {
+				ready = append(ready, d)
+			}
+		}
+	}
 	running := 0
 	for {
-		for len(ready) > 0 && running < r.par && !r.stopped(ctx) {
-			running++
-			r.start(ctx, ready[0], done)
+		for len(ready) > 0 && running < r.par && !r.stopped(ctx) && r.connected() {
+			i := ready[0]
 			ready = ready[1:]
+			if r.notAllowed(i, dependants) {
+				continue
+			}
+			running++
+			r.start(ctx, i, done)
 		}
-		if running == 0 {
+		// Timed-out changes are read back once nothing is in flight, on a live
+		// connection; while it is down the run waits for it (or halts).
+		resolveNow := running == 0 && len(ready) == 0 && len(unknown) > 0 && !r.halted && r.connected()
+		if running == 0 && (len(ready) == 0 || r.halted) && (r.halted || len(unknown) == 0 || resolveNow) {
+			if resolveNow {
+				for _, a := range r.resolve(ctx, unknown) {
+					switch {
+					case a.done:
+						succeeded(a.i)
+					case a.err == nil && !r.resent[a.i]:
+						// Known not to have happened: send it once more. Every
+						// change is idempotent (the same config, or a delete).
+						r.resent[a.i] = true
+						r.res.Steps[a.i].Status, r.res.Steps[a.i].Err = StatusNotStarted, nil
+						ready = append(ready, a.i)
+					default:
+						for _, d := range dependants[a.i] {
+							r.skip(d, a.i, dependants)
+						}
+					}
+				}
+				unknown = nil
+				continue
+			}
 			// Nothing is in flight, so nothing more becomes ready: what is left was
-			// stopped and stays not_started.
+			// stopped and stays not_started, or depends on an unknown outcome.
+			for _, i := range unknown {
+				for _, d := range dependants[i] {
+					r.skip(d, i, dependants)
+				}
+			}
 			return
 		}
 		var stop, cancelled <-chan struct{}
+		var poll <-chan time.Time
 		if !r.halted {
 			stop, cancelled = r.stop, ctx.Done()
+			if !r.downSince.IsZero() {
+				poll = time.After(pollConnection)
+			}
 		}
 		select {
 		case o := <-done:
 			running--
-			r.finish(o)
-			for _, i := range dependants[o.i] {
-				if o.err != nil {
-					r.skip(i, o.i, dependants)
-				} else if waiting[i]--; waiting[i] == 0 && r.res.Steps[i].Status == StatusNotStarted {
-					ready = append(ready, i)
+			switch r.finish(o) {
+			case StatusDone:
+				succeeded(o.i)
+			case StatusUnknown:
+				unknown = append(unknown, o.i)
+			case StatusNotStarted:
+				ready = append(ready, o.i) // not sent: the connection was down
+			default:
+				for _, d := range dependants[o.i] {
+					r.skip(d, o.i, dependants)
 				}
 			}
 		case <-stop:
 			r.stopped(ctx)
 		case <-cancelled:
 			r.stopped(ctx)
+		case <-poll:
 		}
 	}
 }
 
-// stopped reports whether Stop was closed or ctx ended, and says so once.
+// connected reports whether the connection is up. While it is down nothing starts;
+// once it has been down for the whole reconnect window the run halts.
+func (r *runner) connected() bool {
+	nc := r.c.NC
+	if nc.IsConnected() {
+		r.downSince = time.Time{}
+		return true
+	}
+	if r.downSince.IsZero() {
+		r.downSince = time.Now()
+	}
+	if down := time.Since(r.downSince); down >= r.window || nc.IsClosed() {
+		r.halt(&UnreachableError{Down: down})
+	}
+	return false
+}
+
+// notAllowed skips change i, with everything that depends on it, when it needs an
+// API operation the server already denied; it reports whether it did.
+func (r *runner) notAllowed(i int, dependants map[int][]int) bool {
+	for _, op := range ops(r.p.Changes[i]) {
+		d := r.denied[op]
+		if d == nil {
+			continue
+		}
+		s := r.res.Steps[i]
+		s.Status, s.Err = StatusSkipped, fmt.Errorf("not sent: %w (as for %s)", d.err, d.first)
+		d.more++
+		r.prog.finished++ // counted, not printed: run prints one line per denied kind
+		for _, dep := range dependants[i] {
+			r.skip(dep, i, dependants)
+		}
+		return true
+	}
+	return false
+}
+
+// stopped reports whether the run is halted, or Stop was closed or ctx ended, and
+// says so once.
 func (r *runner) stopped(ctx context.Context) bool {
 	if r.halted {
 		return true
@@ -186,6 +324,16 @@ func (r *runner) stopped(ctx context.Context) bool {
 	r.halted = true
 	r.prog.stopping()
 	return true
+}
+
+// halt stops the run for reason: nothing new starts.
+func (r *runner) halt(reason error) {
+	if r.halted {
+		return
+	}
+	r.halted = true
+	r.res.Stopped = reason
+	r.prog.quiet = true // the reason and the counts are said once, at the end
 }
 
 // steps groups the changes by step, in step order and plan order within a step.
@@ -206,10 +354,11 @@ func (r *runner) steps() [][]int {
 	return out
 }
 
-// blocker returns a dependency of change i that failed or was skipped, or -1.
+// blocker returns a dependency of change i that was not done, or -1. It is called for
+// earlier steps only, which are finished.
 func (r *runner) blocker(i int) int {
 	for _, j := range r.deps[i] {
-		if st := r.res.Steps[j].Status; st == StatusFailed || st == StatusSkipped {
+		if st := r.res.Steps[j].Status; st == StatusFailed || st == StatusSkipped || st == StatusUnknown {
 			return j
 		}
 	}
@@ -225,9 +374,12 @@ func (r *runner) skip(i, blocker int, dependants map[int][]int) {
 	}
 	b := r.res.Steps[blocker]
 	s.Status = StatusSkipped
-	if b.Status == StatusSkipped {
+	switch b.Status {
+	case StatusSkipped:
 		s.Err = fmt.Errorf("depends on %s, which was skipped", b.Address)
-	} else {
+	case StatusUnknown:
+		s.Err = fmt.Errorf("depends on %s, whose outcome is unknown", b.Address)
+	default:
 		s.Err = fmt.Errorf("depends on %s, which failed", b.Address)
 	}
 	r.prog.skipped(s)
@@ -244,13 +396,4 @@ func (r *runner) start(ctx context.Context, i int, done chan<- outcome) {
 		err := execute(ctx, r.c, ch)
 		done <- outcome{i, err, time.Since(start)}
 	}()
-}
-
-func (r *runner) finish(o outcome) {
-	s := r.res.Steps[o.i]
-	s.Status, s.Err, s.Duration = StatusDone, nil, o.d
-	if o.err != nil {
-		s.Status, s.Err = StatusFailed, o.err
-	}
-	r.prog.done(s)
 }

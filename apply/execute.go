@@ -55,7 +55,7 @@ func executeConsumer(ctx context.Context, c *jsapi.Client, ch *plan.Change) erro
 			return fmt.Errorf("replace: %w", err)
 		}
 		if err := writeConsumer(ctx, c, ch, jsapi.ConsumerCreate); err != nil {
-			return fmt.Errorf("replace: the old consumer was deleted but the new one was not created: %w", err)
+			return &partialError{fmt.Errorf("replace: the old consumer was deleted but the new one was not created: %w", err)}
 		}
 	}
 	return nil
@@ -66,7 +66,10 @@ func writeConsumer(ctx context.Context, c *jsapi.Client, ch *plan.Change, action
 	if err != nil {
 		return err
 	}
-	return syncPause(ctx, c, ch, info)
+	if err := syncPause(ctx, c, ch, info); err != nil {
+		return &partialError{fmt.Errorf("the consumer was written but its pause was not set: %w", err)}
+	}
+	return nil
 }
 
 // syncPause makes the consumer's pause match the config sent. The server honours

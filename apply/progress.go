@@ -18,6 +18,9 @@ type progress struct {
 	total    int
 	finished int
 	inflight []string
+	// quiet drops the per-change lines once the run has halted for a reason that is
+	// reported once at the end (the server is unreachable, the lock is lost).
+	quiet bool
 }
 
 // verbs returns the progressive and the past form of an action.
@@ -55,19 +58,42 @@ func (p *progress) started(s *StepResult) {
 }
 
 func (p *progress) done(s *StepResult) {
+	p.landed(s)
+	p.finished++
+	if !p.quiet {
+		p.line(describe(s))
+	}
+}
+
+// landed takes s off the in-flight list.
+func (p *progress) landed(s *StepResult) {
 	for i, a := range p.inflight {
 		if a == s.Address {
 			p.inflight = append(p.inflight[:i], p.inflight[i+1:]...)
 			break
 		}
 	}
-	p.finished++
-	p.line(describe(s))
+}
+
+// unstarted is a change that began but sent nothing (the connection was down, or the
+// lock was lost): it may start again, or stays not_started.
+func (p *progress) unstarted(s *StepResult) {
+	p.landed(s)
+	if p.tty {
+		p.redraw()
+	}
+}
+
+// resolved reports a timed-out change after its object was read back.
+func (p *progress) resolved(s *StepResult) {
+	p.line("read back: " + describe(s))
 }
 
 func (p *progress) skipped(s *StepResult) {
 	p.finished++
-	p.line(describe(s))
+	if !p.quiet {
+		p.line(describe(s))
+	}
 }
 
 func (p *progress) stopping() {
@@ -92,6 +118,8 @@ func describe(s *StepResult) string {
 		return fmt.Sprintf("%s: %s (%s)", s.Address, did, d)
 	case StatusFailed:
 		return fmt.Sprintf("%s: %s failed (%s): %v", s.Address, s.Action, d, s.Err)
+	case StatusUnknown:
+		return fmt.Sprintf("%s: %s outcome unknown (%s): %v", s.Address, s.Action, d, s.Err)
 	}
 	return fmt.Sprintf("%s: %s: %v", s.Address, s.Status, s.Err)
 }

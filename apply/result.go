@@ -13,9 +13,14 @@ type Status string
 const (
 	// StatusDone means the server accepted the change.
 	StatusDone Status = "done"
-	// StatusFailed means the server refused the change or did not answer.
+	// StatusFailed means the server refused the change, or did not answer and a
+	// re-read showed it was not carried out.
 	StatusFailed Status = "failed"
-	// StatusSkipped means a change this one depends on failed or was skipped.
+	// StatusUnknown means the server did not answer in time and the object could not
+	// be re-read afterwards: the change may or may not have been carried out.
+	StatusUnknown Status = "unknown"
+	// StatusSkipped means the change was not sent: a change it depends on failed, was
+	// skipped or has an unknown outcome, or the user may not send its kind of request.
 	StatusSkipped Status = "skipped"
 	// StatusNotStarted means apply was stopped before the change began.
 	StatusNotStarted Status = "not_started"
@@ -38,11 +43,14 @@ type StepResult struct {
 // Result is the outcome of a run: one StepResult per change, in plan order.
 type Result struct {
 	Steps []*StepResult
+	// Stopped is why the run stopped early, when it did for a reason other than
+	// Options.Stop: an *UnreachableError, or the Fence's error (a lost lock).
+	Stopped error
 }
 
 // Counts is the number of changes in each status.
 type Counts struct {
-	Done, Failed, Skipped, NotStarted, Refused int
+	Done, Failed, Unknown, Skipped, NotStarted, Refused int
 }
 
 // OK reports whether every change was done.
@@ -64,6 +72,8 @@ func (r *Result) Counts() Counts {
 			c.Done++
 		case StatusFailed:
 			c.Failed++
+		case StatusUnknown:
+			c.Unknown++
 		case StatusSkipped:
 			c.Skipped++
 		case StatusNotStarted:
@@ -81,4 +91,15 @@ func newResult(p *plan.Plan, st Status) *Result {
 		r.Steps[i] = &StepResult{Address: ch.Address, Action: ch.Action, Step: ch.Step, Status: st}
 	}
 	return r
+}
+
+// Addresses lists, in plan order, the addresses of the changes in status st.
+func (r *Result) Addresses(st Status) []string {
+	var out []string
+	for _, s := range r.Steps {
+		if s.Status == st {
+			out = append(out, s.Address)
+		}
+	}
+	return out
 }

@@ -52,12 +52,13 @@ func redactToken(s string) string {
 
 // accountName asks the server which account the connection is bound to
 // ($SYS.REQ.USER.INFO, which the server imports into every account). It returns ""
-// when the server does not answer.
+// when the server does not answer, and at once when the user may not ask (with the
+// client's Denials the violation ends the request; nothing is printed).
 func accountName(ctx context.Context, c *jsapi.Client) string {
 	timeout := min(c.Timeout, userInfoTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	msg, err := c.NC.RequestWithContext(ctx, "$SYS.REQ.USER.INFO", nil)
+	msg, err := c.RawRequest(ctx, "$SYS.REQ.USER.INFO", nil)
 	if err != nil {
 		return ""
 	}

@@ -50,6 +50,9 @@ func ReadFile(name string) (*Plan, error) {
 
 // Unmarshal decodes a saved plan document (see ReadFile).
 func Unmarshal(name string, data []byte) (*Plan, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s is empty: a saved plan never is; if it came from an earlier CI step, that step (or the artifact download) failed: write one with `natsplan plan --out FILE`", name)
+	}
 	var p Plan
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

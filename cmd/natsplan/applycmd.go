@@ -3,14 +3,19 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/spf13/cobra"
 
 	"github.com/natsplan/natsplan/apply"
 	"github.com/natsplan/natsplan/internal/connect"
+	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/lock"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/observe"
@@ -50,6 +55,11 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 				}
 				o.PlanFile = pf
 			} else {
+				if len(args) == 1 {
+					if err := neitherPlanNorHCL(args[0]); err != nil {
+						return err
+					}
+				}
 				o.Paths = pathsOrDefault(args)
 			}
 			if o.Parallelism < 0 {
@@ -83,26 +93,45 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		// Fail before reading anything: in CI a prompt would hang or silently say no.
 		return &exitErr{Code: exitError, Err: errNoTTY}
 	}
-	// The lock, when the configuration asks for one, is taken before the server is
-	// read, so that the plan applied is the plan computed under the lock.
+	aopts := apply.Options{
+		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss,
+		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: f.Stop,
+	}
+	// Static errors (diagnostics, error findings, deletes without the flag) refuse the
+	// plan before anything is written, the lock's bucket included: "nothing was
+	// changed" must be true. With a lock, the server is read again once it is held,
+	// so that the plan applied is the plan computed under the lock.
 	var (
 		spec    *plan.LockSpec
 		desired *model.Model
-		live    *model.Model
-		saved   *plan.Plan
+		p       *plan.Plan
 		err     error
 	)
 	if o.PlanFile != "" {
-		if saved, err = plan.ReadFile(o.PlanFile); err != nil {
+		if p, err = plan.ReadFile(o.PlanFile); err != nil {
 			return &exitErr{Code: exitError, Err: err}
 		}
 		// Without --server, $NATS_URL or a context naming a server, the plan's own
 		// target is the server, not 127.0.0.1; the target check still applies.
-		f.defaultServer = connect.WithoutUserInfo(saved.Target.URL)
-		spec = saved.Lock
+		f.defaultServer = connect.WithoutUserInfo(p.Target.URL)
+		if err := f.refuse(p, aopts); err != nil {
+			return err
+		}
+		spec = p.Lock
+		if spec == nil {
+			if p, err = f.verifySavedPlan(ctx, o.PlanFile, p); err != nil {
+				return err
+			}
+		}
 	} else {
-		// Load and read at once, as plan does; with a lock the read is redone under it.
+		var live *model.Model
 		if desired, live, err = f.loadAndRead(ctx, o.Paths); err != nil {
+			return err
+		}
+		if p, err = f.planWith(desired, live); err != nil {
+			return err
+		}
+		if err := f.refuse(p, aopts); err != nil {
 			return err
 		}
 		if desired.Lock != nil {
@@ -112,34 +141,24 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 			}
 		}
 	}
-	stop := f.Stop
 	if spec != nil {
 		lease, err := f.lock(ctx, spec, o.LockTimeout)
 		if err != nil {
 			return err
 		}
 		defer lease.Release(context.WithoutCancel(ctx))
-		stop = either(f.Stop, lease.Lost())
-		live = nil // read before the lock was ours: read again
-	}
-	var p *plan.Plan
-	switch {
-	case saved != nil:
-		p, err = f.verifySavedPlan(ctx, o.PlanFile, saved)
-	case live != nil:
-		p, err = f.planWith(desired, live)
-	default:
-		p, err = f.planAgainst(ctx, desired)
-	}
-	if err != nil {
-		return err
+		aopts.Fence = lease.Fence
+		if o.PlanFile != "" {
+			p, err = f.verifySavedPlan(ctx, o.PlanFile, p)
+		} else {
+			p, err = f.planAgainst(ctx, desired)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := render.Text(f.IO.Out, p, render.TextOptions{Color: f.Color()}); err != nil {
 		return err
-	}
-	aopts := apply.Options{
-		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss,
-		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: stop,
 	}
 	if err := apply.Check(p, aopts); err != nil {
 		// Refuse before asking: a plan that can not run needs no confirmation.
@@ -155,13 +174,66 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
+	aopts.ReconnectWindow = reconnectWindow(sess.JS.Timeout) // --timeout or $NATS_TIMEOUT
 	res, err := apply.Run(ctx, sess.JS, p, aopts)
 	if err != nil {
 		return err
 	}
+	var unreachable *apply.UnreachableError
+	if errors.As(res.Stopped, &unreachable) {
+		// One line: why it stopped and where things stand.
+		return &exitErr{Code: exitError, Err: fmt.Errorf("%v: %s; run plan when it is back to see what is left", unreachable, standing(res))}
+	}
 	fmt.Fprintln(f.IO.Out, summary(res))
+	if res.Stopped != nil {
+		return &exitErr{Code: exitError, Err: res.Stopped}
+	}
 	if !res.OK() {
 		return silentExit(exitError)
+	}
+	return nil
+}
+
+// reconnectWindow is how long apply waits for a lost connection: twice the request
+// timeout, so that a server restarting within seconds does not fail the apply, and a
+// server that is gone stops it soon.
+func reconnectWindow(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return apply.DefaultReconnectWindow
+	}
+	return 2 * timeout
+}
+
+// refuse renders p and returns the refusal when apply would not run it.
+func (f *Factory) refuse(p *plan.Plan, o apply.Options) error {
+	err := apply.Check(p, o)
+	if err == nil {
+		return nil
+	}
+	if rerr := render.Text(f.IO.Out, p, render.TextOptions{Color: f.Color()}); rerr != nil {
+		return rerr
+	}
+	return &exitErr{Code: exitError, Err: err}
+}
+
+// neitherPlanNorHCL refuses a single file argument that is not named .hcl and parses
+// neither as a saved plan (IsPlanFile said so) nor as HCL: an error page saved by a
+// failed download, a truncated artifact.
+func neitherPlanNorHCL(path string) error {
+	if strings.HasSuffix(path, ".hcl") {
+		return nil // an HCL file: its diagnostics say what is wrong
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil // Load reports it
+	}
+	if _, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos); diags.HasErrors() {
+		return &exitErr{Code: exitError, Err: fmt.Errorf("%s is neither a natsplan plan file (written by plan --out) nor an HCL configuration (%s): "+
+			"if it came from an earlier CI step, that step (or the artifact download) failed", path, diags.Errs()[0])}
 	}
 	return nil
 }
@@ -179,24 +251,21 @@ func (f *Factory) lock(ctx context.Context, spec *plan.LockSpec, wait time.Durat
 		}
 	}
 	fmt.Fprintf(f.IO.ErrOut, "Taking the apply lock of project %s...\n", spec.Project)
-	lease, err := lock.Acquire(ctx, sess.NC, spec.Project, o)
+	// The lock's requests go through nats.go's KV: a denied one fails at once too.
+	bucket := spec.Bucket
+	if bucket == "" {
+		bucket = lock.DefaultBucket
+	}
+	wctx, done := sess.JS.Denials.Watch(ctx, sess.JS.Prefix+".STREAM.CREATE.KV_"+bucket, "$KV."+bucket+"."+spec.Project)
+	lease, err := lock.Acquire(wctx, sess.NC, spec.Project, o)
+	done()
+	if pe := jsapi.Denied(wctx); pe != nil {
+		err = fmt.Errorf("apply lock %s/%s: %w", bucket, spec.Project, pe)
+	}
 	if err != nil {
 		return nil, &exitErr{Code: exitError, Err: err}
 	}
 	return lease, nil
-}
-
-// either returns a channel closed when a or b is closed.
-func either(a, b <-chan struct{}) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
-		select {
-		case <-a:
-		case <-b:
-		}
-		close(out)
-	}()
-	return out
 }
 
 func (f *Factory) confirm() bool {
@@ -244,6 +313,21 @@ func summary(r *apply.Result) string {
 		}
 		return fmt.Sprintf("Apply complete: %d changes done.", n.Done)
 	}
-	return fmt.Sprintf("Apply incomplete: %d done, %d failed, %d skipped (a change they depend on failed), %d not started.",
-		n.Done, n.Failed, n.Skipped, n.NotStarted)
+	return "Apply incomplete: " + standing(r) + "."
+}
+
+// standing counts the changes by what became of them.
+func standing(r *apply.Result) string {
+	n := r.Counts()
+	unknown := ""
+	if a := r.Addresses(apply.StatusUnknown); len(a) > 0 {
+		// Few (at most the changes in flight at once), and the ones to check by hand.
+		const shown = 5
+		if len(a) > shown {
+			a = append(a[:shown], fmt.Sprintf("and %d more", len(a)-shown))
+		}
+		unknown = " (" + strings.Join(a, ", ") + ")"
+	}
+	return fmt.Sprintf("%d done, %d failed, %d outcome unknown%s, %d skipped (not sent because of an earlier failure), %d not started",
+		n.Done, n.Failed, n.Unknown, unknown, n.Skipped, n.NotStarted)
 }

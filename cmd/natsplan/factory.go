@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -99,8 +101,18 @@ type Factory struct {
 }
 
 func newFactory(io *IOStreams, getenv func(string) string, stop <-chan struct{}) *Factory {
+	if _, ok := io.ErrOut.(*lockedWriter); !ok {
+		streams := *io
+		streams.ErrOut = &lockedWriter{w: io.ErrOut}
+		io = &streams
+	}
 	return &Factory{IO: io, Global: &GlobalOptions{}, Stop: stop, getenv: getenv}
 }
+
+// reconnectWait is how long nats.go waits between attempts to reach a server that went
+// away. Attempts never stop on their own (no reconnect limit): apply bounds the wait
+// itself (apply.Options.ReconnectWindow), and every other command fails its requests.
+const reconnectWait = 250 * time.Millisecond
 
 // Color reports whether output to stdout may be coloured.
 func (f *Factory) Color() bool { return f.IO.StdoutTTY && !f.Global.NoColor }
@@ -114,10 +126,33 @@ func (f *Factory) Load(paths []string) (*model.Model, error) {
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)
 	}
+	if m.Project == "" {
+		// Any object declared without a natsplan block is a diagnostic above, so
+		// nothing at all is declared: empty files, comments or variables only.
+		return nil, &exitErr{Code: exitError, Err: emptyConfigError(paths, m.Files)}
+	}
 	if f.Global.Embedded != "" {
 		warnEmbeddedMemory(f.IO.ErrOut, m)
 	}
 	return m, nil
+}
+
+// emptyConfigError refuses a configuration that declares nothing. It would plan no
+// change and succeed, and in CI that is what a failed step that should have written
+// the files (an artifact download, a generator) looks like.
+func emptyConfigError(paths, files []string) error {
+	const why = "natsplan refuses a configuration that declares nothing, because in CI it usually means the step that should have produced the files failed; " +
+		"to manage no objects on purpose, write a natsplan { project = \"...\" } block alone"
+	if len(paths) == 1 {
+		if st, err := os.Stat(paths[0]); err == nil && st.Mode().IsRegular() {
+			if st.Size() == 0 {
+				return fmt.Errorf("%s is empty (0 bytes): it is neither a configuration nor a saved plan; %s", paths[0], why)
+			}
+			return fmt.Errorf("%s declares nothing (only comments, blank lines or variables); %s", paths[0], why)
+		}
+	}
+	return fmt.Errorf("no configuration in %s: %s declare nothing (empty, or only comments or variables); %s",
+		strings.Join(pathsOrDefault(paths), ", "), strings.Join(files, ", "), why)
 }
 
 func (f *Factory) printDiags(diags hcl.Diagnostics) {
@@ -168,7 +203,14 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		// The embedded server takes no credentials: no context, not even a selected one.
 		o = connect.Options{Server: s.ClientURL(), Timeout: o.Timeout, Name: o.Name, NoContext: true}
 	}
-	nc, domain, err := connect.Dial(ctx, o)
+	// A denied request fails at once (the server does not answer it); other
+	// asynchronous errors are printed once each.
+	denials := jsapi.NewDenials(f.asyncError())
+	// Nothing is buffered while the connection is down: a write is either sent on a
+	// live connection or not at all, so "not sent" is certain and no write goes out
+	// after apply gave up on it (or lost the lock).
+	nc, domain, err := connect.DialWith(ctx, o, nats.ErrorHandler(denials.Handle), nats.ReconnectWait(reconnectWait),
+		nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
 	if err != nil {
 		if srv != nil {
 			srv.Stop()
@@ -176,6 +218,7 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		return nil, err
 	}
 	js := jsapi.New(nc, domain, o.Timeout)
+	js.Denials = denials
 	if f.Global.Trace {
 		js.Trace = jsapi.NewTracer(f.IO.ErrOut)
 		fmt.Fprintf(f.IO.ErrOut, "--- connected to %s (server %s), JetStream API %s.>\n", nc.ConnectedUrlRedacted(), nc.ConnectedServerName(), js.Prefix)
@@ -184,14 +227,30 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 	return f.session, nil
 }
 
+// asyncError prints each distinct asynchronous error of the connection once.
+func (f *Factory) asyncError() func(error) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			fmt.Fprintf(f.IO.ErrOut, "natsplan: server reported: %v\n", err)
+		}
+	}
+}
+
 // Close closes the connection and stops the embedded server, if any.
 func (f *Factory) Close() {
 	if f.session == nil {
 		return
 	}
-	f.session.NC.Drain()
-	for i := 0; i < 50 && !f.session.NC.IsClosed(); i++ {
-		time.Sleep(20 * time.Millisecond)
+	// A connection that is down (the server went away) can not drain: close it now.
+	if f.session.NC.Drain() == nil {
+		for i := 0; i < 50 && !f.session.NC.IsClosed(); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	f.session.NC.Close()
 	if f.session.srv != nil {

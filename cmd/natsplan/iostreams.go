@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"sync"
 )
 
 // IOStreams is where a command reads and writes; tests replace it. The plan or report
@@ -23,4 +24,17 @@ func newSystemIO() *IOStreams {
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		StdinTTY: isTerminal(os.Stdin), StdoutTTY: isTerminal(os.Stdout), StderrTTY: isTerminal(os.Stderr),
 	}
+}
+
+// lockedWriter serialises writes: progress and the connection's asynchronous errors
+// both write to stderr, from different goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -108,6 +108,12 @@ func (o *Options) FromEnv(getenv func(string) string) {
 // the options over it, and connects. It returns the connection and the JetStream
 // domain to manage ("" for the account's own JetStream).
 func Dial(ctx context.Context, o Options) (*nats.Conn, string, error) {
+	return DialWith(ctx, o)
+}
+
+// DialWith is Dial with further nats.go options, applied after the context's (error
+// handlers, reconnect behaviour).
+func DialWith(ctx context.Context, o Options, extra ...nats.Option) (*nats.Conn, string, error) {
 	if o.envErr != nil {
 		return nil, "", o.envErr
 	}
@@ -126,7 +132,7 @@ func Dial(ctx context.Context, o Options) (*nats.Conn, string, error) {
 	if name == "" {
 		name = "natsplan"
 	}
-	nopts, err := nctx.NATSOptions(nats.Name(name), nats.Timeout(timeout))
+	nopts, err := nctx.NATSOptions(append([]nats.Option{nats.Name(name), nats.Timeout(timeout)}, extra...)...)
 	if err != nil {
 		return nil, "", fmt.Errorf("connection settings%s: %w", contextSuffix(nctx), err)
 	}

@@ -25,6 +25,32 @@ type Client struct {
 	Timeout time.Duration
 	// Trace, when set, is shown every request and reply (--trace).
 	Trace *Tracer
+	// Denials, when set, fails a request whose publish the server denies at once.
+	Denials *Denials
+	// Fence, when set, is called before every write request; when it fails the
+	// request is not sent and the write returns a *FencedError.
+	Fence func(ctx context.Context) error
+}
+
+// FencedError is a write that was not sent because Client.Fence refused it.
+type FencedError struct {
+	Op  string
+	Err error
+}
+
+func (e *FencedError) Error() string { return fmt.Sprintf("%s: not sent: %v", e.Op, e.Err) }
+
+func (e *FencedError) Unwrap() error { return e.Err }
+
+// fence asks Fence, if any, whether the write op may be sent now.
+func (c *Client) fence(ctx context.Context, op string) error {
+	if c.Fence == nil {
+		return nil
+	}
+	if err := c.Fence(ctx); err != nil {
+		return &FencedError{Op: op, Err: err}
+	}
+	return nil
 }
 
 // New returns a client for domain ("" for the connection's own JetStream).
@@ -85,10 +111,14 @@ func (c *Client) Request(ctx context.Context, op, subject string, req, resp any)
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	msg, err := c.request(ctx, c.Prefix+"."+subject, body)
+	msg, err := c.watched(ctx, c.Prefix+"."+subject, body, c.request)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
 			return fmt.Errorf("%s: JetStream is not enabled for this account or domain (no responders on %s)", op, c.Prefix)
+		}
+		if errors.Is(err, nats.ErrReconnectBufExceeded) || errors.Is(err, nats.ErrConnectionReconnecting) {
+			// With no reconnect buffer, nothing is queued while the connection is down.
+			return fmt.Errorf("%s: not sent: the connection to the server is down: %w", op, err)
 		}
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -221,6 +251,9 @@ func (c *Client) writeStream(ctx context.Context, op, subject string, cfg json.R
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
+	if err := c.fence(ctx, op); err != nil {
+		return nil, err
+	}
 	var r server.JSApiStreamCreateResponse
 	if err := c.Request(ctx, op, subject, body, &r); err != nil {
 		return nil, err
@@ -230,7 +263,11 @@ func (c *Client) writeStream(ctx context.Context, op, subject string, cfg json.R
 
 // DeleteStream deletes a stream and all its messages.
 func (c *Client) DeleteStream(ctx context.Context, name string) error {
-	return c.Request(ctx, "delete stream "+name, "STREAM.DELETE."+name, nil, nil)
+	op := "delete stream " + name
+	if err := c.fence(ctx, op); err != nil {
+		return err
+	}
+	return c.Request(ctx, op, "STREAM.DELETE."+name, nil, nil)
 }
 
 // ConsumerAction is the action of a CONSUMER.CREATE request.
@@ -252,6 +289,9 @@ func (c *Client) WriteConsumer(ctx context.Context, stream, name string, cfg jso
 	}{stream, cfg, action, true}
 	op := string(action) + " consumer " + stream + "/" + name
 	subject := "CONSUMER.CREATE." + stream + "." + name
+	if err := c.fence(ctx, op); err != nil {
+		return nil, err
+	}
 	var r server.JSApiConsumerCreateResponse
 	if err := c.Request(ctx, op, subject, req, &r); err != nil {
 		return nil, err
@@ -261,7 +301,11 @@ func (c *Client) WriteConsumer(ctx context.Context, stream, name string, cfg jso
 
 // DeleteConsumer deletes a consumer and its delivery state.
 func (c *Client) DeleteConsumer(ctx context.Context, stream, name string) error {
-	return c.Request(ctx, "delete consumer "+stream+"/"+name, "CONSUMER.DELETE."+stream+"."+name, nil, nil)
+	op := "delete consumer " + stream + "/" + name
+	if err := c.fence(ctx, op); err != nil {
+		return err
+	}
+	return c.Request(ctx, op, "CONSUMER.DELETE."+stream+"."+name, nil, nil)
 }
 
 // PauseConsumer pauses a consumer until t; a zero t resumes it.
@@ -270,7 +314,11 @@ func (c *Client) PauseConsumer(ctx context.Context, stream, name string, until t
 	if !until.IsZero() {
 		req = server.JSApiConsumerPauseRequest{PauseUntil: until.UTC()}
 	}
-	return c.Request(ctx, "pause consumer "+stream+"/"+name, "CONSUMER.PAUSE."+stream+"."+name, req, nil)
+	op := "pause consumer " + stream + "/" + name
+	if err := c.fence(ctx, op); err != nil {
+		return err
+	}
+	return c.Request(ctx, op, "CONSUMER.PAUSE."+stream+"."+name, req, nil)
 }
 
 // ValidName reports whether name is a valid stream or consumer name, as the server checks it.

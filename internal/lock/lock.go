@@ -9,7 +9,10 @@
 // holder stopped refreshing, so it crashed or lost the server. Expiry is judged from
 // the revision rather than from the timestamps in the value, so clocks that
 // disagree between machines can not make a live lease look expired, and the bucket
-// needs no per-message TTL support from the server. See docs/lock.md.
+// needs no per-message TTL support from the server. A holder fences its own writes:
+// Fence lets one through only while the lease is fresh by the holder's clock, and
+// refreshes it first otherwise, so a holder that stalled past its TTL and was taken
+// over sends nothing more. See docs/lock.md.
 package lock
 
 import (
@@ -85,17 +88,56 @@ func (e *HeldError) Error() string {
 
 // Lease is a held lock. It refreshes itself until Release.
 type Lease struct {
-	kv      jetstream.KeyValue
-	key     string
-	info    Info
-	ttl     time.Duration
-	mu      sync.Mutex
-	rev     uint64
+	kv     jetstream.KeyValue
+	bucket string
+	key    string
+	info   Info
+	ttl    time.Duration
+	// refreshMu serialises refreshes (the background loop and Fence): two
+	// compare-and-sets on one revision would make the second look like a takeover.
+	refreshMu sync.Mutex
+	mu        sync.Mutex
+	rev       uint64
+	// sent is when the write that produced rev was sent (with its monotonic
+	// reading): no waiter takes the lease over before sent+ttl.
+	sent time.Time
+	// lost is closed, and lostErr set, when the lease is lost for good.
 	lost    chan struct{}
 	lostErr error
 	stop    chan struct{}
 	done    chan struct{}
 }
+
+// LostError says that this process no longer holds the lease: another apply took it
+// over, or the lease could not be refreshed before it might have been.
+type LostError struct {
+	Bucket, Project string
+	// Holder is who holds the lease now, when known.
+	Holder string
+	// TakenOver is set when another process took the lease over, even if it has
+	// released it since (Holder is then empty).
+	TakenOver bool
+	// Since is how long ago this process last refreshed the lease.
+	Since time.Duration
+	TTL   time.Duration
+	Err   error
+}
+
+// Error says what happened and what to do.
+func (e *LostError) Error() string {
+	held := ""
+	switch {
+	case e.Holder != "":
+		held = " (held by " + e.Holder + ")"
+	case e.TakenOver:
+		held = " (another apply took it over since, and has released it)"
+	}
+	return fmt.Sprintf("lost the apply lock %s/%s%s: this apply last refreshed it %s ago, more than its ttl %s allows "+
+		"(the process stalled or lost the server), so nothing more was sent (%v); run plan to see what is left",
+		e.Bucket, e.Project, held, e.Since.Round(time.Millisecond), e.TTL, e.Err)
+}
+
+func (e *LostError) Unwrap() error { return e.Err }
 
 // validKey is nats.go's rule for KV keys: the project is the key.
 var validKey = regexp.MustCompile(`^[-/_=.a-zA-Z0-9]+$`)
@@ -180,31 +222,69 @@ func bucket(ctx context.Context, nc *nats.Conn, o Options) (jetstream.KeyValue, 
 	return kv, nil
 }
 
+// fenceMargin is how long before its TTL runs out a holder stops trusting its lease
+// without a fresh refresh: TTL/3, the refresh interval. A write checked at a lease age
+// below TTL-fenceMargin reaches the server before any waiter can take over, as long
+// as it takes less than fenceMargin to get there.
+func fenceMargin(ttl time.Duration) time.Duration { return ttl / 3 }
+
+// Fence returns nil when this process may send a write now: the time since its last
+// successful refresh was sent (by the monotonic clock, and by the wall clock, which
+// also counts a suspended machine) is below TTL-fenceMargin.
+// Otherwise it refreshes the lease first (a compare-and-set on its revision) and
+// returns a *LostError when the lease was taken over or the refresh failed; the lease
+// is then lost for good and nothing more may be written.
+func (l *Lease) Fence(ctx context.Context) error {
+	if ok, err := l.valid(); ok || err != nil {
+		return err
+	}
+	l.refreshMu.Lock()
+	defer l.refreshMu.Unlock()
+	if ok, err := l.valid(); ok || err != nil {
+		return err // refreshed, or lost, while this call waited
+	}
+	return l.refreshLocked(ctx, l.ttl/3)
+}
+
+// valid reports whether the lease is fresh enough to write under, or the error it was
+// lost with.
+func (l *Lease) valid() (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr != nil {
+		return false, l.lostErr
+	}
+	return age(l.sent) < l.ttl-fenceMargin(l.ttl), nil
+}
+
+// age is how long ago t was. It is the larger of the monotonic and the wall-clock
+// difference: the monotonic clock is immune to clock steps but does not advance while
+// the machine is suspended, the wall clock does. A wall clock stepped backwards only
+// leaves the monotonic age; one stepped forwards costs an early refresh.
+func age(t time.Time) time.Duration {
+	return max(time.Since(t), time.Now().Round(0).Sub(t.Round(0)))
+}
+
 // Info returns who holds the lease, as written when it was taken.
 func (l *Lease) Info() Info { return l.info }
 
-// Lost is closed when the lease was lost while held: a refresh found that another
-// process had taken it over (this one stalled for longer than the TTL). The caller
-// should stop writing; Err says why.
-func (l *Lease) Lost() <-chan struct{} { return l.lost }
-
-// Err is why the lease was lost, or nil.
-func (l *Lease) Err() error {
+// lostError is why the lease was lost, or nil. Callers learn it from Fence.
+func (l *Lease) lostError() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lostErr
 }
 
-// Release stops refreshing and deletes the lease if it is still this holder's.
+// Release stops refreshing and deletes the lease if it is still this holder's. The
+// delete is guarded by the holder's last revision, so a lease someone else took over
+// is never deleted; one this process lost only because a refresh failed is.
 func (l *Lease) Release(ctx context.Context) error {
 	l.stopRefresh()
 	l.mu.Lock()
 	rev, lost := l.rev, l.lostErr
 	l.mu.Unlock()
-	if lost != nil {
-		return nil // someone else holds it now; theirs is not ours to delete
-	}
-	if err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(rev)); err != nil {
+	err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(rev))
+	if err != nil && (lost == nil || !isConflict(err)) {
 		return fmt.Errorf("apply lock: release %s: %w", l.key, err)
 	}
 	return nil
@@ -220,9 +300,9 @@ func (l *Lease) stopRefresh() {
 	<-l.done
 }
 
-// hold starts refreshing a lease taken at revision rev.
-func hold(kv jetstream.KeyValue, key string, info Info, ttl time.Duration, rev uint64) *Lease {
-	l := &Lease{kv: kv, key: key, info: info, ttl: ttl, rev: rev,
+// hold starts refreshing a lease taken at revision rev by a write sent at sent.
+func hold(kv jetstream.KeyValue, o Options, key string, info Info, rev uint64, sent time.Time) *Lease {
+	l := &Lease{kv: kv, bucket: o.Bucket, key: key, info: info, ttl: o.TTL, rev: rev, sent: sent,
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.refresh()
 	return l
@@ -235,35 +315,74 @@ func (l *Lease) refresh() {
 	defer close(l.done)
 	tick := time.NewTicker(l.ttl / 3)
 	defer tick.Stop()
-	lastOK := time.Now()
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-tick.C:
 		}
-		l.mu.Lock()
-		rev := l.rev
-		l.mu.Unlock()
-		info := l.info
-		info.Expires = time.Now().Add(l.ttl)
-		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
-		newRev, err := l.kv.Update(ctx, l.key, encode(info), rev)
-		cancel()
-		switch {
-		case err == nil:
-			l.mu.Lock()
-			l.rev = newRev
-			l.mu.Unlock()
-			lastOK = time.Now()
-		case isConflict(err), time.Since(lastOK) >= l.ttl:
-			l.mu.Lock()
-			l.lostErr = fmt.Errorf("apply lock %s lost: not refreshed within its ttl %s, so another apply may have taken it: %w", l.key, l.ttl, err)
-			l.mu.Unlock()
-			close(l.lost)
+		l.refreshMu.Lock()
+		err := l.refreshLocked(context.Background(), 0)
+		l.refreshMu.Unlock()
+		var lost *LostError
+		if errors.As(err, &lost) {
 			return
 		}
 	}
+}
+
+// refreshLocked rewrites the lease by compare-and-set on its revision; refreshMu is
+// held. It returns a *LostError, and marks the lease lost, when the key moved on (a
+// takeover) or when the lease may have expired: the refresh failed and the last
+// successful one was sent more than TTL-grace ago. Other failures are returned as
+// they are, for the next tick to retry.
+func (l *Lease) refreshLocked(ctx context.Context, grace time.Duration) error {
+	l.mu.Lock()
+	rev, last, lost := l.rev, l.sent, l.lostErr
+	l.mu.Unlock()
+	if lost != nil {
+		return lost
+	}
+	info := l.info
+	info.Expires = time.Now().Add(l.ttl)
+	ctx, cancel := context.WithTimeout(ctx, l.ttl/3)
+	defer cancel()
+	sent := time.Now()
+	newRev, err := l.kv.Update(ctx, l.key, encode(info), rev)
+	if err == nil {
+		l.mu.Lock()
+		l.rev, l.sent = newRev, sent
+		l.mu.Unlock()
+		return nil
+	}
+	if !isConflict(err) && age(last) < l.ttl-grace {
+		return fmt.Errorf("apply lock: refresh %s: %w", l.key, err)
+	}
+	lostErr := &LostError{Bucket: l.bucket, Project: l.key, Since: age(last), TTL: l.ttl, Err: err}
+	if isConflict(err) {
+		lostErr.TakenOver, lostErr.Holder = true, l.holderNow()
+	}
+	l.mu.Lock()
+	l.lostErr = lostErr
+	l.mu.Unlock()
+	close(l.lost)
+	return lostErr
+}
+
+// holderNow reads who holds the lease now, for the error that says it was lost; ""
+// when nobody does (or it can not tell).
+func (l *Lease) holderNow() string {
+	ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+	defer cancel()
+	e, err := l.kv.Get(ctx, l.key)
+	if err != nil {
+		return ""
+	}
+	var i Info
+	if json.Unmarshal(e.Value(), &i) != nil || i.Holder == "" {
+		return "an unknown holder"
+	}
+	return i.Holder
 }
 
 func encode(i Info) []byte {

@@ -148,8 +148,8 @@ func TestHeldLeaseIsRefreshedAndNamed(t *testing.T) {
 		})
 	}
 	select {
-	case <-holder.Lost():
-		t.Fatalf("the holder lost its lease while refreshing: %v", holder.Err())
+	case <-holder.lost:
+		t.Fatalf("the holder lost its lease while refreshing: %v", holder.lostError())
 	default:
 	}
 }
@@ -175,12 +175,12 @@ func TestLeaseLostWhenTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-l.Lost():
+	case <-l.lost:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the lease was taken over but Lost was not closed")
 	}
-	if l.Err() == nil || !strings.Contains(l.Err().Error(), "lost") {
-		t.Errorf("Err = %v", l.Err())
+	if l.lostError() == nil || !strings.Contains(l.lostError().Error(), "lost") {
+		t.Errorf("Err = %v", l.lostError())
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)

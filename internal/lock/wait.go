@@ -29,9 +29,10 @@ func (w *waiter) acquire(ctx context.Context) (*Lease, error) {
 	var updates <-chan jetstream.KeyValueEntry
 	for {
 		info := w.fresh()
+		sent := time.Now()
 		rev, err := w.kv.Create(ctx, w.key, encode(info))
 		if err == nil {
-			return hold(w.kv, w.key, info, w.o.TTL, rev), nil
+			return hold(w.kv, w.o, w.key, info, rev, sent), nil
 		}
 		if !isConflict(err) {
 			return nil, fmt.Errorf("apply lock: take %s: %w", w.key, err)
@@ -47,9 +48,10 @@ func (w *waiter) acquire(ctx context.Context) (*Lease, error) {
 			// Not refreshed for a whole TTL: the holder is gone. Take over by
 			// compare-and-set, so of several waiters exactly one succeeds.
 			info := w.fresh()
+			sent := time.Now()
 			rev, err := w.kv.Update(ctx, w.key, encode(info), w.seenRev)
 			if err == nil {
-				return hold(w.kv, w.key, info, w.o.TTL, rev), nil
+				return hold(w.kv, w.o, w.key, info, rev, sent), nil
 			}
 			if !isConflict(err) {
 				return nil, fmt.Errorf("apply lock: take over %s: %w", w.key, err)

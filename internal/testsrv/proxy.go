@@ -5,9 +5,22 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// Proxy forwards TCP connections to a server, optionally delaying them, and can be cut
+// to make the server look gone without stopping it.
+type Proxy struct {
+	// URL is the proxy's nats:// URL.
+	URL string
+
+	mu    sync.Mutex
+	conns []net.Conn
+	cut   bool
+	delay atomic.Int64 // one way, in nanoseconds
+}
 
 // LatencyProxy forwards TCP connections to the server at url, delaying every chunk by
 // oneWay in each direction, so a loopback server behaves like one a network round trip
@@ -15,21 +28,24 @@ import (
 // limit. It returns the proxy's URL and closes everything with the test.
 func LatencyProxy(tb testing.TB, url string, oneWay time.Duration) string {
 	tb.Helper()
+	return StartProxy(tb, url, oneWay).URL
+}
+
+// StartProxy starts a proxy to the server at url with a oneWay delay in each direction
+// (0 for none) and closes everything with the test.
+func StartProxy(tb testing.TB, url string, oneWay time.Duration) *Proxy {
+	tb.Helper()
 	target := strings.TrimPrefix(url, "nats://")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
+	p := &Proxy{URL: "nats://" + l.Addr().String()}
+	p.SetDelay(oneWay)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
 	tb.Cleanup(func() {
 		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
+		p.closeAll()
 		wg.Wait()
 	})
 	wg.Add(1)
@@ -40,24 +56,61 @@ func LatencyProxy(tb testing.TB, url string, oneWay time.Duration) string {
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			cut := p.cut
+			p.mu.Unlock()
+			if cut {
+				in.Close() // the server is "down": refuse, as a closed port would
+				continue
+			}
 			out, err := net.Dial("tcp", target)
 			if err != nil {
 				in.Close()
 				continue
 			}
-			mu.Lock()
-			conns = append(conns, in, out)
-			mu.Unlock()
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
 			wg.Add(2)
-			go func() { defer wg.Done(); delayedCopy(out, in, oneWay) }()
-			go func() { defer wg.Done(); delayedCopy(in, out, oneWay) }()
+			go func() { defer wg.Done(); delayedCopy(out, in, p.oneWay) }()
+			go func() { defer wg.Done(); delayedCopy(in, out, p.oneWay) }()
 		}
 	}()
-	return "nats://" + l.Addr().String()
+	return p
 }
 
-// delayedCopy copies src to dst, each chunk leaving d after it arrived.
-func delayedCopy(dst io.WriteCloser, src io.ReadCloser, d time.Duration) {
+// SetDelay changes the one-way delay of every connection, from the next chunk on.
+func (p *Proxy) SetDelay(oneWay time.Duration) { p.delay.Store(int64(oneWay)) }
+
+func (p *Proxy) oneWay() time.Duration { return time.Duration(p.delay.Load()) }
+
+// Cut closes every proxied connection and refuses new ones until Restore: to its
+// clients the server is gone.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	p.cut = true
+	p.mu.Unlock()
+	p.closeAll()
+}
+
+// Restore accepts connections again after Cut.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
+
+func (p *Proxy) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// delayedCopy copies src to dst, each chunk leaving d() after it arrived.
+func delayedCopy(dst io.WriteCloser, src io.ReadCloser, d func() time.Duration) {
 	type chunk struct {
 		data []byte
 		at   time.Time
@@ -69,7 +122,7 @@ func delayedCopy(dst io.WriteCloser, src io.ReadCloser, d time.Duration) {
 		for {
 			n, err := src.Read(buf)
 			if n > 0 {
-				ch <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(d)}
+				ch <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(d())}
 			}
 			if err != nil {
 				return

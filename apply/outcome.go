@@ -1,0 +1,293 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/plan"
+)
+
+// MinRereadTimeout is the least time a re-read of a change whose request timed out
+// gets: a server too slow to answer a write in --timeout is often still busy with it,
+// and a re-read that times out too leaves the outcome unknown.
+const MinRereadTimeout = 5 * time.Second
+
+// DefaultReconnectWindow is how long apply waits for a lost connection to come back
+// when Options leave it unset, before it stops and reports what is done.
+const DefaultReconnectWindow = 10 * time.Second
+
+// UnreachableError is Result.Stopped when the connection stayed down for the whole
+// reconnect window.
+type UnreachableError struct {
+	Down time.Duration
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("the server is unreachable (no connection for %s)", e.Down.Round(100*time.Millisecond))
+}
+
+// partialError is a change that sent part of its requests: a replace whose delete was
+// done, or a consumer written whose pause was not. It is never retried or called "not sent".
+type partialError struct{ err error }
+
+func (e *partialError) Error() string { return e.err.Error() }
+func (e *partialError) Unwrap() error { return e.err }
+
+// verdict classifies the error of a change.
+type verdict int
+
+const (
+	verdictFailed   verdict = iota
+	verdictUnsent           // nothing was sent: the connection was down
+	verdictFenced           // nothing was sent: the fence refused (the lock is lost)
+	verdictDenied           // the server denied the publish: nothing was carried out
+	verdictTimedOut         // no answer: the outcome is unknown until re-read
+)
+
+func classify(err error) verdict {
+	var partial *partialError
+	isPartial := errors.As(err, &partial)
+	var fenced *jsapi.FencedError
+	switch {
+	case errors.As(err, &fenced) && !isPartial:
+		return verdictFenced
+	case jsapi.IsPermissionDenied(err):
+		return verdictDenied
+	case !isPartial && (errors.Is(err, nats.ErrReconnectBufExceeded) || errors.Is(err, nats.ErrConnectionReconnecting)):
+		return verdictUnsent
+	case timedOut(err):
+		return verdictTimedOut
+	}
+	return verdictFailed
+}
+
+// deniedOp is the API operation of a denied subject: STREAM.CREATE for
+// $JS.API.STREAM.CREATE.X (or $JS.<domain>.API.STREAM.CREATE.X).
+func deniedOp(err error) (string, *jsapi.PermissionError) {
+	var pe *jsapi.PermissionError
+	if !errors.As(err, &pe) {
+		return "", nil
+	}
+	toks := strings.Split(pe.Subject, ".")
+	for i, t := range toks {
+		if t == "API" && i+2 < len(toks) {
+			return toks[i+1] + "." + toks[i+2], pe
+		}
+	}
+	return pe.Subject, pe
+}
+
+// ops are the API operations a change sends.
+func ops(ch *plan.Change) []string {
+	if ch.Kind == kindConsumer {
+		switch ch.Action {
+		case plan.ActDelete:
+			return []string{"CONSUMER.DELETE"}
+		case plan.ActReplace:
+			return []string{"CONSUMER.DELETE", "CONSUMER.CREATE"}
+		}
+		return []string{"CONSUMER.CREATE"}
+	}
+	switch ch.Action {
+	case plan.ActCreate:
+		return []string{"STREAM.CREATE"}
+	case plan.ActDelete:
+		return []string{"STREAM.DELETE"}
+	}
+	return []string{"STREAM.UPDATE"}
+}
+
+// reread reads the object of a change whose request timed out and says whether the
+// change was carried out: the object is gone for a delete, or present with every
+// value the change sent. An error means it could not tell.
+func reread(ctx context.Context, c *jsapi.Client, ch *plan.Change) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, max(c.Timeout, MinRereadTimeout))
+	defer cancel()
+	var live any
+	if ch.Kind == kindConsumer {
+		info, err := c.ConsumerInfo(ctx, ch.Stream, ch.Name)
+		if err != nil {
+			return false, err
+		}
+		if info != nil {
+			live = info.Config
+		}
+	} else {
+		info, err := c.StreamInfo(ctx, ch.Name)
+		if err != nil {
+			return false, err
+		}
+		if info != nil {
+			live = info.Config
+		}
+	}
+	if ch.Action == plan.ActDelete {
+		return live == nil, nil
+	}
+	if live == nil {
+		return false, nil
+	}
+	b, err := json.Marshal(live)
+	if err != nil {
+		return false, err
+	}
+	return holds(ch.After, b)
+}
+
+// holds reports whether every value in want is in have: objects may have more keys
+// (server defaults, server-owned metadata), everything else must be equal.
+func holds(want, have []byte) (bool, error) {
+	var w, h any
+	for _, x := range []struct {
+		src []byte
+		dst *any
+	}{{want, &w}, {have, &h}} {
+		d := json.NewDecoder(bytes.NewReader(x.src))
+		d.UseNumber()
+		if err := d.Decode(x.dst); err != nil {
+			return false, fmt.Errorf("compare configs: %w", err)
+		}
+	}
+	return within(w, h), nil
+}
+
+func within(w, h any) bool {
+	wm, ok := w.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(w, h) || isZero(w) && h == nil || sameTime(w, h)
+	}
+	hm, _ := h.(map[string]any)
+	for k, v := range wm {
+		if !within(v, hm[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTime reports whether w and h are one instant written two ways (pause_until).
+func sameTime(w, h any) bool {
+	ws, ok1 := w.(string)
+	hs, ok2 := h.(string)
+	if !ok1 || !ok2 {
+		return false
+	}
+	wt, err1 := time.Parse(time.RFC3339Nano, ws)
+	ht, err2 := time.Parse(time.RFC3339Nano, hs)
+	return err1 == nil && err2 == nil && wt.Equal(ht)
+}
+
+func isZero(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case bool:
+		return !v
+	case json.Number:
+		return v == "0"
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// finish records the outcome of a change and returns its status.
+func (r *runner) finish(o outcome) Status {
+	s := r.res.Steps[o.i]
+	s.Duration = o.d
+	if o.err == nil {
+		s.Status, s.Err = StatusDone, nil
+		r.prog.done(s)
+		return s.Status
+	}
+	switch classify(o.err) {
+	case verdictUnsent:
+		r.prog.unstarted(s)
+		return StatusNotStarted
+	case verdictFenced:
+		var fe *jsapi.FencedError
+		errors.As(o.err, &fe)
+		s.Status, s.Err = StatusNotStarted, o.err
+		r.prog.unstarted(s)
+		r.halt(fe.Err)
+		return s.Status
+	case verdictDenied:
+		s.Status, s.Err = StatusFailed, o.err
+		op, pe := deniedOp(o.err)
+		if d := r.denied[op]; d != nil {
+			// Sent before the first denial came back: counted, not printed.
+			d.more++
+			r.prog.landed(s)
+			r.prog.finished++
+			return s.Status
+		}
+		r.denied[op] = &deniedKind{err: pe, first: s.Address}
+		r.deniedKeys = append(r.deniedKeys, op)
+	case verdictTimedOut:
+		// Said when it is read back, or at the end if it never is.
+		s.Status, s.Err = StatusUnknown, fmt.Errorf("no answer in time, the server may have carried it out: %w", o.err)
+		r.prog.landed(s)
+		r.prog.finished++
+		return s.Status
+	default:
+		s.Status, s.Err = StatusFailed, o.err
+	}
+	r.prog.done(s)
+	return s.Status
+}
+
+// readBack is what a re-read found of a change whose request timed out.
+type readBack struct {
+	i    int
+	done bool
+	err  error // the re-read failed: the outcome stays unknown
+}
+
+// resolve re-reads the objects of the changes whose requests timed out and settles
+// each as done, failed (not carried out) or unknown (the re-read failed too). A change
+// not carried out is failed only if it was already sent twice; runStep sends it again
+// otherwise.
+func (r *runner) resolve(ctx context.Context, unknown []int) []readBack {
+	answers := make(chan readBack, len(unknown))
+	sem := make(chan struct{}, r.par)
+	for _, i := range unknown {
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			done, err := reread(ctx, r.c, r.p.Changes[i])
+			answers <- readBack{i, done, err}
+		}()
+	}
+	out := make([]readBack, 0, len(unknown))
+	for range unknown {
+		a := <-answers
+		out = append(out, a)
+		s := r.res.Steps[a.i]
+		switch {
+		case a.err != nil:
+			s.Err = fmt.Errorf("%w; reading it back failed too: %v", s.Err, a.err)
+		case a.done:
+			s.Status, s.Err = StatusDone, nil
+		case !r.resent[a.i]:
+			r.prog.line(fmt.Sprintf("read back: %s: not carried out; sending it again", s.Address))
+			continue
+		default:
+			s.Status, s.Err = StatusFailed, fmt.Errorf("%w; read back, it was not carried out", s.Err)
+		}
+		r.prog.resolved(s)
+	}
+	return out
+}
