@@ -9,6 +9,7 @@ package model
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -32,7 +33,19 @@ const (
 	MetaRole = "natsplan.role"
 	// ServerMetaPrefix is the reserved prefix of server-owned metadata keys.
 	ServerMetaPrefix = "_nats."
+	// MetaPrefix is the prefix of every metadata key natsplan writes or reads.
+	MetaPrefix = "natsplan."
+	// RoleLock is the MetaRole value of the apply lock's bucket.
+	RoleLock = "lock"
 )
+
+// projectName is what a project name may look like: it is written into metadata and
+// compared exactly, so it is kept to a plain, printable token.
+var projectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidProject reports whether name is a valid project name, in the files and in the
+// metadata mark alike.
+func ValidProject(name string) bool { return projectName.MatchString(name) }
 
 // Kind is what a stream-backed object is to the user.
 type Kind string
@@ -90,14 +103,21 @@ type Stream struct {
 
 // StreamState is what the live server reports beyond the config.
 type StreamState struct {
-	Msgs      uint64
-	Bytes     uint64
-	FirstSeq  uint64
-	LastSeq   uint64
-	Consumers int
-	Created   time.Time
-	Cluster   string
-	Leader    string
+	Msgs     uint64
+	Bytes    uint64
+	FirstSeq uint64
+	LastSeq  uint64
+	// FirstTime is when the oldest stored message was stored (zero when empty).
+	FirstTime time.Time
+	// NumSubjects counts the distinct subjects of the stored messages.
+	NumSubjects int
+	Consumers   int
+	Created     time.Time
+	// ReadAt is the server's clock when it reported this state, so that message ages
+	// are judged without the client's clock.
+	ReadAt  time.Time
+	Cluster string
+	Leader  string
 }
 
 // Address is the plan address of the stream ("stream.ORDERS", "kv.sessions").

@@ -193,12 +193,15 @@ func toStream(si *server.StreamInfo) *model.Stream {
 	cfg.Metadata = stripResponseMeta(cfg.Metadata)
 	kind, bucket := Classify(&cfg)
 	st := &model.StreamState{
-		Msgs:      si.State.Msgs,
-		Bytes:     si.State.Bytes,
-		FirstSeq:  si.State.FirstSeq,
-		LastSeq:   si.State.LastSeq,
-		Consumers: si.State.Consumers,
-		Created:   si.Created.UTC(),
+		Msgs:        si.State.Msgs,
+		Bytes:       si.State.Bytes,
+		FirstSeq:    si.State.FirstSeq,
+		LastSeq:     si.State.LastSeq,
+		FirstTime:   si.State.FirstTime.UTC(),
+		NumSubjects: si.State.NumSubjects,
+		Consumers:   si.State.Consumers,
+		Created:     si.Created.UTC(),
+		ReadAt:      si.TimeStamp.UTC(),
 	}
 	if si.Cluster != nil {
 		st.Cluster, st.Leader = si.Cluster.Name, si.Cluster.Leader

@@ -30,7 +30,7 @@ const (
 	CodeOffline        = "NP406"
 )
 
-// OverrideDataLoss is the apply flag (without dashes) that accepts NP301.
+// OverrideDataLoss is the apply flag (without dashes) that accepts NP301 and NP302.
 const OverrideDataLoss = "allow-data-loss"
 
 // computer holds the state of one Compute call.
@@ -47,6 +47,8 @@ type computer struct {
 	offline map[string]string
 	// inv runs the invariant checks; it also normalises the declared configs, once.
 	inv *invariants
+	// badMeta holds the addresses NP407 was raised for.
+	badMeta map[string]bool
 	// sent holds the config a create's After encodes (*server.StreamConfig or
 	// *server.ConsumerConfig), so ordering need not decode it again.
 	sent map[*Change]any
@@ -71,6 +73,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 		offline: offlineObjects(live),
 		inv:     newInvariants(desired, live),
 		sent:    map[*Change]any{},
+		badMeta: map[string]bool{},
 	}
 	if t := live.Target; t != nil {
 		c.p.Target = Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain,
@@ -98,6 +101,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 	c.checkAPILevels()
 	c.checkOverlaps()
 	c.p.Findings = append(c.p.Findings, c.inv.check()...)
+	c.judgeLoss()
 	c.order()
 	OrderLanes(c.p, desired, live)
 	c.summarise()
@@ -229,6 +233,7 @@ func (c *computer) stream(ds *model.Stream) {
 	if c.foreign(ls.Owner(), addr, ds.Decl) {
 		return
 	}
+	c.badMetadata(addr, ds.Decl, ls.Config.Metadata, metaRefusal)
 	var fields []*FieldChange
 	if !sameStream(ls.Config, want) {
 		fields = diffMaps("", canonStream(ls.Config), canonStream(want))
@@ -263,7 +268,6 @@ func (c *computer) stream(ds *model.Stream) {
 			Blocked: blockedReason(refusedFields)})
 		return
 	}
-	c.purgeWarnings(ds, ls, fields)
 	for _, ch := range splitStream(before, want, fields) {
 		ch.Address, ch.Kind, ch.Name, ch.Action, ch.Reason, ch.Decl = addr, string(kindOf(ds)), ds.Name, action, reason, decl
 		if ch.LiveHash == "" {
@@ -307,6 +311,7 @@ func (c *computer) consumer(dc *model.Consumer) {
 	if c.foreign(lc.Owner(), addr, dc.Decl) {
 		return
 	}
+	c.badMetadata(addr, dc.Decl, lc.Config.Metadata, metaRefusal)
 	want = keepUnreadableDefaults(dc.Config, want, lc.Config, c.live.Target)
 	c.wantC[k] = want
 	replicas := 1
@@ -362,7 +367,6 @@ func (c *computer) consumer(dc *model.Consumer) {
 		c.add(&ch)
 		return
 	}
-	c.consumerPurgeWarning(dc, lc, fields)
 	c.add(&ch)
 }
 

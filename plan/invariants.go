@@ -235,7 +235,7 @@ func (v *invariants) indexConsumers() {
 			continue
 		}
 		owned := lc.Owner() == v.desired.Project && v.desired.Project != ""
-		if owned && lc.Config.Metadata[model.MetaPreventDestroy] != "true" {
+		if owned && !keptByMetadata(lc.Config.Metadata) {
 			continue // this plan deletes it
 		}
 		v.members[k.Stream] = append(v.members[k.Stream], lc)

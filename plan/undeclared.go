@@ -3,12 +3,14 @@ package plan
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/natsplan/natsplan/model"
 )
 
 // undeclared plans the live objects the files do not declare: this project's are
-// deleted (unless prevent_destroy is in their metadata), the rest are unmanaged.
+// deleted (unless their metadata keeps them), the rest are unmanaged. A stream's delete
+// lists every consumer that goes with it, this project's or not.
 func (c *computer) undeclared() {
 	for _, name := range c.live.StreamNames() {
 		if _, ok := c.desired.Streams[name]; ok {
@@ -16,7 +18,7 @@ func (c *computer) undeclared() {
 		}
 		ls := c.live.Streams[name]
 		addr := ls.Address()
-		if ls.Config.Metadata[model.MetaRole] != "" {
+		if ls.Config.Metadata[model.MetaRole] == model.RoleLock {
 			continue // natsplan's own (the apply lock's bucket)
 		}
 		if ls.Owner() != c.desired.Project || c.desired.Project == "" {
@@ -24,20 +26,24 @@ func (c *computer) undeclared() {
 				Reason: unmanagedReason(ls.Owner())})
 			continue
 		}
-		if ls.Config.Metadata[model.MetaPreventDestroy] == "true" {
-			c.finding(CodePreventDestroy, SevError, addr, "", fmt.Sprintf(
-				"%s is no longer declared but its metadata has %s = true: declare it again, or remove the "+
-					"metadata mark (nats stream edit) before deleting it", addr, model.MetaPreventDestroy))
+		if c.keepStream(ls) {
 			continue
 		}
 		c.deleted[name] = true
+		var others []string
 		for _, lc := range c.live.ConsumersOf(name) {
-			if lc.IsSystem() || lc.Owner() != c.desired.Project {
+			if lc.IsSystem() || lc.Config.Durable == "" {
+				others = append(others, lc.Name)
 				continue
 			}
-			c.add(&Change{Address: lc.Address(), Kind: "consumer", Name: lc.Name, Stream: name, Action: ActDelete,
+			ch := &Change{Address: lc.Address(), Kind: "consumer", Name: lc.Name, Stream: name, Action: ActDelete,
 				Before: rawJSON(liveConsumerConfig(lc.Config)), LiveHash: Hash(lc.Config),
-				Reason: "no longer declared; its stream is deleted too"})
+				Reason: "no longer declared; its stream is deleted too"}
+			if lc.Owner() != c.desired.Project {
+				ch.Reason = fmt.Sprintf("not owned by this project (%s): deleted with its stream %s, "+
+					"its position and ack state are lost", unmanagedReason(lc.Owner()), addr)
+			}
+			c.add(ch)
 		}
 		ch := &Change{Address: addr, Kind: string(kindOf(ls)), Name: name, Action: ActDelete,
 			Before: rawJSON(liveConfig(ls.Config)), LiveHash: Hash(ls.Config),
@@ -45,10 +51,10 @@ func (c *computer) undeclared() {
 		if ls.State != nil && ls.State.Msgs > 0 {
 			ch.Destructive = true
 			ch.Reason += fmt.Sprintf("; its %d messages are lost", ls.State.Msgs)
-			f := c.finding(CodeDataLoss, SevError, addr, "", fmt.Sprintf(
-				"deleting %s loses its %d messages (%d bytes): declare it again to keep it, or apply with --%s",
-				addr, ls.State.Msgs, ls.State.Bytes, OverrideDataLoss))
-			f.Overridable = OverrideDataLoss
+		}
+		if len(others) > 0 {
+			ch.Reason += fmt.Sprintf("; %d ephemeral or server-made consumer(s) go with it (%s)",
+				len(others), abbreviate(others, 5))
 		}
 		c.add(ch)
 	}
@@ -72,6 +78,9 @@ func (c *computer) undeclared() {
 			}
 			continue
 		}
+		if c.badMetadata(lc.Address(), nil, lc.Config.Metadata, metaDeleteRefusal) {
+			continue
+		}
 		if lc.Config.Metadata[model.MetaPreventDestroy] == "true" {
 			c.finding(CodePreventDestroy, SevError, lc.Address(), "", fmt.Sprintf(
 				"%s is no longer declared but its metadata has %s = true: declare it again, or remove the "+
@@ -81,8 +90,38 @@ func (c *computer) undeclared() {
 		c.add(&Change{Address: lc.Address(), Kind: "consumer", Name: lc.Name, Stream: k.Stream, Action: ActDelete,
 			Before: rawJSON(liveConsumerConfig(lc.Config)), LiveHash: Hash(lc.Config),
 			Reason: "owned by this project and no longer declared; its ack state is lost"})
-		c.lastInterestConsumer(lc)
 	}
+}
+
+// keepStream reports whether an owned, undeclared stream must not be deleted, and says
+// why: its metadata, or that of a consumer that would go with it, protects it or can
+// not be read.
+func (c *computer) keepStream(ls *model.Stream) bool {
+	addr := ls.Address()
+	kept := c.badMetadata(addr, nil, ls.Config.Metadata, metaDeleteRefusal)
+	if !kept && ls.Config.Metadata[model.MetaPreventDestroy] == "true" {
+		c.finding(CodePreventDestroy, SevError, addr, "", fmt.Sprintf(
+			"%s is no longer declared but its metadata has %s = true: declare it again, or remove the "+
+				"metadata mark (nats stream edit) before deleting it", addr, model.MetaPreventDestroy))
+		kept = true
+	}
+	for _, lc := range c.live.ConsumersOf(ls.Name) {
+		if lc.IsSystem() || lc.Config.Durable == "" {
+			continue
+		}
+		if c.badMetadata(lc.Address(), nil, lc.Config.Metadata, "natsplan does not delete it, nor its stream "+addr+
+			", and apply refuses to run until it is corrected") {
+			kept = true
+			continue
+		}
+		if lc.Config.Metadata[model.MetaPreventDestroy] == "true" {
+			c.finding(CodePreventDestroy, SevError, addr, "", fmt.Sprintf(
+				"%s is no longer declared but deleting it would delete %s, whose metadata has %s = true: "+
+					"declare the stream again, or remove the consumer's mark first", addr, lc.Address(), model.MetaPreventDestroy))
+			kept = true
+		}
+	}
+	return kept
 }
 
 func unmanagedReason(owner string) string {
@@ -103,4 +142,12 @@ func (c *computer) unmanaged(o *Object) {
 		}
 	}
 	c.p.Unmanaged = append(c.p.Unmanaged, o)
+}
+
+// abbreviate joins the first n items and says how many more there are.
+func abbreviate(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

@@ -39,10 +39,6 @@ func natsplanSpec() *objectSpec {
 	}}
 }
 
-// projectName is what a project name may look like: it is written into metadata
-// and compared exactly, so it is kept to a plain, printable token.
-var projectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-
 // bucketName is nats.go's rule for KV bucket and object store names.
 var bucketName = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
@@ -57,7 +53,7 @@ func (st *loadState) natsplan(b *hclsyntax.Block) {
 	var np natsplanJSON
 	st.decodeInto(d, out, &np, b)
 	st.diags = append(st.diags, d.diags...)
-	if r, ok := d.fields["project"]; ok && !projectName.MatchString(np.Project) {
+	if r, ok := d.fields["project"]; ok && !model.ValidProject(np.Project) {
 		st.errorf(r, "Invalid project name",
 			"%q is not a valid project name: use 1 to 64 letters, digits, '_', '-' or '.', starting with a letter or digit.", np.Project)
 	} else {

@@ -43,7 +43,7 @@ const (
 // natsplan's own and not report it as unmanaged.
 const (
 	MetaRole  = model.MetaRole
-	RoleValue = "lock"
+	RoleValue = model.RoleLock
 )
 
 // Options configure Acquire.

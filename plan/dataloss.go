@@ -1,0 +1,385 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/model"
+)
+
+// AgeMargin is how close to the new max_age a stored message may be and still count as
+// lost: it covers the time between the check and the update reaching the server, so a
+// message that would expire a moment after the check is not called safe.
+const AgeMargin = time.Minute
+
+// DataLoss judges every change of p that can remove stored messages or the consumers of
+// a deleted stream against live, the state of the server: the state Compute read when
+// planning, and a fresh read when apply runs (the same judgement, so a saved plan is
+// judged against the server as it is when it is applied). live must hold every stream
+// StateNeeded names, and the consumers of every stream it names for consumers.
+//
+// The findings are errors: NP301 (deleting a stream that holds messages) and NP302 (an
+// update or delete that removes stored messages, or a stream delete that takes consumers
+// the project does not own), which --allow-data-loss accepts, and NP302 without an
+// override for a consumer that would go with its stream but is not in the plan.
+func DataLoss(p *Plan, live *model.Model) []*Finding {
+	return judgeLoss(p, live, nil)
+}
+
+// StateNeeded names what DataLoss needs read: the streams the plan deletes or updates,
+// or whose consumers it deletes, replaces or updates; and the streams whose whole
+// consumer list it needs (deleted streams, and streams with consumer changes).
+func StateNeeded(p *Plan) (streams, consumersOf []string) {
+	seen, seenC := map[string]bool{}, map[string]bool{}
+	for _, ch := range p.Changes {
+		name := ch.Name
+		if ch.Kind == "consumer" {
+			name = ch.Stream
+		}
+		if ch.Action == ActCreate && ch.Kind != "consumer" {
+			continue
+		}
+		if !seen[name] {
+			seen[name] = true
+			streams = append(streams, name)
+		}
+		if (ch.Kind == "consumer" || ch.Action == ActDelete) && !seenC[name] {
+			seenC[name] = true
+			consumersOf = append(consumersOf, name)
+		}
+	}
+	return streams, consumersOf
+}
+
+// lossJudge holds one DataLoss judgement.
+type lossJudge struct {
+	p    *Plan
+	live *model.Model
+	// pos returns where path of the object a change acts on was declared; nil uses the
+	// change's Decl (apply has nothing finer).
+	pos func(ch *Change, path string) string
+	// deletedStreams and deletes index the plan's stream deletes and every delete or
+	// replace by address.
+	deletedStreams map[string]bool
+	deletes        map[string]bool
+	// after is the config a stream has after the changes judged so far.
+	after map[string]server.StreamConfig
+	out   []*Finding
+	seen  map[string]bool
+}
+
+func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) string) []*Finding {
+	j := &lossJudge{p: p, live: live, pos: pos, deletedStreams: map[string]bool{}, deletes: map[string]bool{},
+		after: map[string]server.StreamConfig{}, seen: map[string]bool{}}
+	for _, ch := range p.Changes {
+		if ch.Action == ActDelete || ch.Action == ActReplace {
+			j.deletes[ch.Address] = true
+			if ch.Kind != "consumer" {
+				j.deletedStreams[ch.Name] = true
+			}
+		}
+	}
+	for _, ch := range p.Changes {
+		switch {
+		case ch.Kind != "consumer" && ch.Action == ActDelete:
+			j.streamDelete(ch)
+		case ch.Kind != "consumer" && (ch.Action == ActUpdate || ch.Action == ActAdopt):
+			j.streamUpdate(ch)
+		case ch.Kind == "consumer" && !j.deletedStreams[ch.Stream]:
+			j.consumerChange(ch)
+		}
+	}
+	return j.out
+}
+
+// add records a finding once per code, address and attribute.
+func (j *lossJudge) add(code string, ch *Change, addr, path, msg string, overridable bool) {
+	key := code + " " + addr + " " + path
+	if j.seen[key] {
+		return
+	}
+	j.seen[key] = true
+	rng := ch.Decl
+	if j.pos != nil {
+		rng = j.pos(ch, path)
+	}
+	if j.pos == nil && !j.planned(code, addr) {
+		msg += " (found when apply read the server again: the plan did not show it)"
+	}
+	f := &Finding{Code: code, Severity: SevError, Address: addr, Message: msg, Range: rng}
+	if overridable {
+		f.Overridable = OverrideDataLoss
+		f.Message += fmt.Sprintf("; apply with --%s to accept the loss", OverrideDataLoss)
+	}
+	j.out = append(j.out, f)
+}
+
+// state is a live stream's state; a stream the server did not report state for is
+// taken to hold messages, so that nothing is called safe on no evidence.
+func state(ls *model.Stream) model.StreamState {
+	if ls.State == nil {
+		return model.StreamState{Msgs: 1}
+	}
+	return *ls.State
+}
+
+// streamDelete: a stream that holds messages (NP301); its consumers go with it, and
+// those the project does not own are lost data too (NP302).
+func (j *lossJudge) streamDelete(ch *Change) {
+	ls := j.live.Streams[ch.Name]
+	if ls == nil {
+		return // already gone: apply counts the delete as done
+	}
+	if st := state(ls); st.Msgs > 0 {
+		j.add(CodeDataLoss, ch, ch.Address, "", fmt.Sprintf("deleting %s loses its %d messages (%d bytes)",
+			ch.Address, st.Msgs, st.Bytes), true)
+	}
+	for _, lc := range j.live.ConsumersOf(ch.Name) {
+		if lc.IsSystem() || lc.Config.Durable == "" {
+			continue
+		}
+		addr := lc.Address()
+		switch {
+		case !j.deletes[addr]:
+			j.add(CodePurge, ch, addr, "", fmt.Sprintf("%s exists on the server but is not in the plan, and deleting %s "+
+				"would delete it too: plan again and review the new plan", addr, ch.Address), false)
+		case lc.Owner() != ls.Owner():
+			j.add(CodePurge, ch, addr, "", fmt.Sprintf("deleting %s also deletes %s, which this project does not own (%s): "+
+				"whoever uses it loses its position and ack state", ch.Address, addr, ownerWords(lc.Owner())), true)
+		}
+	}
+}
+
+// planned reports whether the plan already has a finding of code about addr.
+func (j *lossJudge) planned(code, addr string) bool {
+	for _, f := range j.p.Findings {
+		if f.Code == code && f.Address == addr {
+			return true
+		}
+	}
+	return false
+}
+
+func ownerWords(owner string) string {
+	if owner == "" {
+		return "it has no natsplan mark"
+	}
+	return fmt.Sprintf("it is marked as project %q", owner)
+}
+
+// streamUpdate: the server enforces the new limits on the stored messages as soon as it
+// takes the update (fileStore and memStore UpdateConfig, stream.updateWithAdvisory).
+func (j *lossJudge) streamUpdate(ch *Change) {
+	ls := j.live.Streams[ch.Name]
+	if ls == nil {
+		return
+	}
+	before, ok := j.after[ch.Name]
+	if !ok {
+		before = ls.Config
+	}
+	var after server.StreamConfig
+	if err := json.Unmarshal(ch.After, &after); err != nil {
+		return // apply refuses a change it can not decode
+	}
+	j.after[ch.Name] = after
+	st := state(ls)
+	if st.Msgs == 0 {
+		return
+	}
+	names := limitNames(ch.Kind)
+	// max_msgs and max_bytes are enforced only with discard old: with discard new the
+	// server refuses new messages instead.
+	if after.Discard == server.DiscardOld {
+		if after.MaxMsgs > 0 && st.Msgs > uint64(after.MaxMsgs) {
+			j.add(CodePurge, ch, ch.Address, limitPath(before, after, "max_msgs"), fmt.Sprintf(
+				"%s holds %d messages and max_msgs %d with discard old deletes the oldest %d of them",
+				ch.Address, st.Msgs, after.MaxMsgs, st.Msgs-uint64(after.MaxMsgs)), true)
+		}
+		if after.MaxBytes > 0 && st.Bytes > uint64(after.MaxBytes) {
+			j.add(CodePurge, ch, ch.Address, limitPath(before, after, "max_bytes"), fmt.Sprintf(
+				"%s holds %d bytes in %d messages and max_bytes %d with discard old deletes the oldest messages "+
+					"until %d bytes remain", ch.Address, st.Bytes, st.Msgs, after.MaxBytes, after.MaxBytes), true)
+		}
+	}
+	if after.MaxMsgsPer > 0 && (before.MaxMsgsPer <= 0 || after.MaxMsgsPer < before.MaxMsgsPer) {
+		if msg := perSubjectLoss(st, after.MaxMsgsPer); msg != "" {
+			j.add(CodePurge, ch, ch.Address, "max_msgs_per_subject", fmt.Sprintf("%s %d on %s, which %s",
+				names.perSubject, after.MaxMsgsPer, ch.Address, msg), true)
+		}
+	}
+	if after.MaxAge > 0 && (before.MaxAge <= 0 || after.MaxAge < before.MaxAge) {
+		if msg := ageLoss(st, after.MaxAge); msg != "" {
+			j.add(CodePurge, ch, ch.Address, "max_age", fmt.Sprintf("%s %s on %s, which %s",
+				names.age, model.FormatDuration(after.MaxAge), ch.Address, msg), true)
+		}
+	}
+	if before.Retention == server.LimitsPolicy && after.Retention == server.InterestPolicy {
+		what := fmt.Sprintf("the stored messages every consumer has already acknowledged (up to all %d)", st.Msgs)
+		if j.consumerCount(ch.Name) == 0 {
+			what = fmt.Sprintf("all %d stored messages: it has no consumers", st.Msgs)
+		}
+		j.add(CodePurge, ch, ch.Address, "retention", fmt.Sprintf("retention limits -> interest on %s deletes %s",
+			ch.Address, what), true)
+	}
+}
+
+// limitPath is the attribute a max_msgs or max_bytes loss points at: the limit when it
+// changes, else discard (a change to discard old is what enforces it).
+func limitPath(before, after server.StreamConfig, path string) string {
+	if before.Discard != after.Discard && ((path == "max_msgs" && before.MaxMsgs == after.MaxMsgs) ||
+		(path == "max_bytes" && before.MaxBytes == after.MaxBytes)) {
+		return "discard"
+	}
+	return path
+}
+
+// bucketNames are the user's names of the stream limits of one kind of object.
+type bucketNames struct{ perSubject, age string }
+
+func limitNames(kind string) bucketNames {
+	switch model.Kind(kind) {
+	case model.KindKV:
+		return bucketNames{"history", "ttl"}
+	case model.KindObjectStore:
+		return bucketNames{"max_msgs_per_subject", "ttl"}
+	}
+	return bucketNames{"max_msgs_per_subject", "max_age"}
+}
+
+// perSubjectLoss says which messages a per-subject limit deletes, or "" when the state
+// proves it deletes none. The state has only the number of subjects, not the count of
+// each, so between the two certain cases the loss is possible, not proven.
+func perSubjectLoss(st model.StreamState, limit int64) string {
+	l := uint64(limit)
+	switch {
+	case st.Msgs <= l:
+		return "" // no subject can hold more than all the messages
+	case st.NumSubjects > 0 && uint64(st.NumSubjects) == st.Msgs:
+		return "" // one message per subject
+	case st.NumSubjects > 0 && st.Msgs > uint64(st.NumSubjects)*l:
+		return fmt.Sprintf("deletes at least %d of its %d messages: they are on %d subjects, so some subject holds more than %d",
+			st.Msgs-uint64(st.NumSubjects)*l, st.Msgs, st.NumSubjects, l)
+	case st.NumSubjects > 0:
+		return fmt.Sprintf("may delete up to %d of its %d messages (those beyond the newest %d of any of its %d subjects); "+
+			"the server reports how many subjects there are, not how many messages each holds",
+			st.Msgs-uint64(st.NumSubjects), st.Msgs, l, st.NumSubjects)
+	}
+	return fmt.Sprintf("may delete up to %d of its %d messages (those beyond the newest %d of any subject)",
+		st.Msgs-1, st.Msgs, l)
+}
+
+// ageLoss says which messages a new max_age deletes at once, or "" when the oldest is
+// younger than the limit by more than AgeMargin.
+func ageLoss(st model.StreamState, maxAge time.Duration) string {
+	if st.FirstTime.IsZero() || st.ReadAt.IsZero() {
+		return fmt.Sprintf("may delete its %d messages: the server did not say how old they are", st.Msgs)
+	}
+	oldest := st.ReadAt.Sub(st.FirstTime)
+	if oldest+AgeMargin < maxAge {
+		return ""
+	}
+	return fmt.Sprintf("deletes its messages older than %s: it holds %d, the oldest stored %s ago",
+		model.FormatDuration(maxAge), st.Msgs, model.FormatDuration(oldest.Round(time.Second)))
+}
+
+// consumerCount counts the live consumers of stream that keep interest: durable ones,
+// the server's own (sources) included.
+func (j *lossJudge) consumerCount(stream string) int {
+	n := 0
+	for _, lc := range j.live.ConsumersOf(stream) {
+		if lc.Config.Durable != "" || lc.IsSystem() {
+			n++
+		}
+	}
+	return n
+}
+
+// consumerChange: on an interest stream the server deletes the stored messages nobody
+// has interest in any more as soon as a consumer is deleted or its filter narrows
+// (consumer.cleanupNoInterestMessages); workqueue and limits streams keep them.
+func (j *lossJudge) consumerChange(ch *Change) {
+	ls := j.live.Streams[ch.Stream]
+	lc := j.live.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]
+	if ls == nil || lc == nil || ls.Config.Retention != server.InterestPolicy {
+		return
+	}
+	st := state(ls)
+	if st.Msgs == 0 {
+		return
+	}
+	var pending, unacked uint64
+	holds := true // without its state, take it to hold messages
+	if lc.State != nil {
+		pending, unacked = lc.State.NumPending, uint64(max(lc.State.NumAckPending, 0))
+		holds = pending+unacked > 0
+	}
+	stream := "stream." + ch.Stream
+	switch ch.Action {
+	case ActDelete, ActReplace:
+		verb := "deleting"
+		if ch.Action == ActReplace {
+			verb = "replacing (delete, then create)"
+		}
+		remaining := 0
+		for _, o := range j.live.ConsumersOf(ch.Stream) {
+			if o.Name != lc.Name && (o.Config.Durable != "" || o.IsSystem()) && !j.deletes[o.Address()] {
+				remaining++
+			}
+		}
+		switch {
+		case remaining == 0:
+			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s leaves interest stream %s without consumers, "+
+				"which deletes all its %d messages", verb, ch.Address, stream, st.Msgs), true)
+		case holds:
+			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s deletes the messages of interest stream %s that "+
+				"only it still wants (%d not yet delivered, %d unacknowledged)", verb, ch.Address, stream, pending, unacked), true)
+		}
+	case ActUpdate, ActAdopt:
+		var after server.ConsumerConfig
+		if err := json.Unmarshal(ch.After, &after); err != nil {
+			return
+		}
+		if !narrows(filtersOf(lc.Config), filtersOf(after)) || !holds {
+			return
+		}
+		path := "filter_subjects"
+		if after.FilterSubject != "" || lc.Config.FilterSubject != "" {
+			path = "filter_subject"
+		}
+		j.add(CodePurge, ch, ch.Address, path, fmt.Sprintf("narrowing the filter of %s on interest stream %s deletes "+
+			"the messages on the subjects it drops that no other consumer wants (it has %d not yet delivered, %d "+
+			"unacknowledged)", ch.Address, stream, pending, unacked), true)
+	}
+}
+
+// judgeLoss adds DataLoss's findings to the plan, pointing at the attributes declared,
+// and marks the changes they are about as destructive.
+func (c *computer) judgeLoss() {
+	pos := func(ch *Change, path string) string {
+		if ch.Kind == "consumer" {
+			if dc := c.desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
+				return fieldPos(dc.Decl, path)
+			}
+			return ch.Decl
+		}
+		if ds := c.desired.Streams[ch.Name]; ds != nil {
+			return fieldPos(ds.Decl, path)
+		}
+		return ch.Decl
+	}
+	found := judgeLoss(c.p, c.live, pos)
+	lossy := map[string]bool{}
+	for _, f := range found {
+		lossy[f.Address] = true
+	}
+	for _, ch := range c.p.Changes {
+		if lossy[ch.Address] {
+			ch.Destructive = true
+		}
+	}
+	c.p.Findings = append(c.p.Findings, found...)
+}
