@@ -32,7 +32,9 @@ type Options struct {
 	// plan is refused before anything is sent.
 	AllowDelete bool
 	// AllowDataLoss accepts the error findings that name it (NP301: deleting a stream
-	// that holds messages); without it such a plan is refused.
+	// that holds messages; NP302: a change that removes stored messages or deletes
+	// consumers the project does not own); without it such a plan is refused. Run judges
+	// these again against the server's state before it sends anything.
 	AllowDataLoss bool
 	// Progress receives a line per change (stderr in the CLI); nil discards them.
 	Progress io.Writer
@@ -63,12 +65,7 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 		return nil, errors.New("apply: a client and a plan are required")
 	}
 	if reasons := refusals(p, o); len(reasons) > 0 {
-		refused := &RefusedError{Reasons: reasons}
-		res := newResult(p, StatusRefused)
-		for _, s := range res.Steps {
-			s.Err = refused
-		}
-		return res, refused
+		return refuse(p, reasons)
 	}
 	deps, err := graph(p)
 	if err != nil {
@@ -76,6 +73,15 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
+	}
+	// Data loss is judged against the server as it is now, not as it was planned: a
+	// saved plan may be hours old, and a prompt may have waited minutes.
+	fresh, err := rejudge(ctx, c, p)
+	if err != nil {
+		return nil, err
+	}
+	if reasons := refusals(fresh, o); len(reasons) > 0 {
+		return refuse(p, reasons)
 	}
 	par := o.Parallelism
 	if par <= 0 {
@@ -96,6 +102,16 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 	}
 	r.run(ctx)
 	return r.res, nil
+}
+
+// refuse is Run's answer to a plan it does not start: every change refused.
+func refuse(p *plan.Plan, reasons []string) (*Result, error) {
+	refused := &RefusedError{Reasons: reasons}
+	res := newResult(p, StatusRefused)
+	for _, s := range res.Steps {
+		s.Err = refused
+	}
+	return res, refused
 }
 
 // runner schedules the changes of one run. Only run's goroutine touches its state; the

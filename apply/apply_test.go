@@ -199,7 +199,22 @@ func TestRunRefuses(t *testing.T) {
 	}
 
 	create := func() *plan.Change { return stream(plan.ActCreate, "NEW", 1, `{"subjects":["new.>"]}`) }
-	del := func() *plan.Change { return stream(plan.ActDelete, "KEEP", 2, "") }
+	// A stream's delete lists the consumers that go with it.
+	del := func() []*plan.Change {
+		return []*plan.Change{consumer(plan.ActDelete, "KEEP", "k", 2, ""), stream(plan.ActDelete, "KEEP", 2, "", "consumer.KEEP.k")}
+	}
+	with := func(chs ...any) []*plan.Change {
+		var out []*plan.Change
+		for _, c := range chs {
+			switch c := c.(type) {
+			case *plan.Change:
+				out = append(out, c)
+			case []*plan.Change:
+				out = append(out, c...)
+			}
+		}
+		return out
+	}
 	dataLoss := &plan.Finding{Code: "NP301", Severity: plan.SevError, Address: "stream.KEEP", Message: "stream KEEP holds 1 message"}
 	cases := []struct {
 		name     string
@@ -209,12 +224,17 @@ func TestRunRefuses(t *testing.T) {
 		want     string // in the error; "" means the run is allowed
 	}{
 		{"delete without allow-delete",
-			[]*plan.Change{create(), del()}, nil, Options{AllowDataLoss: true}, "--allow-delete"},
+			with(create(), del()), nil, Options{AllowDataLoss: true}, "--allow-delete"},
 		{"replace without allow-delete",
 			[]*plan.Change{create(), consumer(plan.ActReplace, "KEEP", "k", 2, `{"ack_policy":"explicit","deliver_policy":"new"}`)},
 			nil, Options{}, "consumer.KEEP.k"},
 		{"data loss without allow-data-loss",
-			[]*plan.Change{create(), del()}, []*plan.Finding{dataLoss}, Options{AllowDelete: true}, "NP301 stream.KEEP: stream KEEP holds 1 message (run with --allow-data-loss"},
+			with(create(), del()), []*plan.Finding{dataLoss}, Options{AllowDelete: true}, "NP301 stream.KEEP: stream KEEP holds 1 message (run with --allow-data-loss"},
+		{"data loss the plan did not show",
+			with(create(), del()), nil, Options{AllowDelete: true}, "NP301 stream.KEEP: deleting stream.KEEP loses its 1 messages (37 bytes) (found when apply read the server again: the plan did not show it) (run with --allow-data-loss"},
+		{"a consumer the plan does not list",
+			with(create(), stream(plan.ActDelete, "KEEP", 2, "")), nil, Options{AllowDelete: true, AllowDataLoss: true},
+			"consumer.KEEP.k exists on the server but is not in the plan"},
 		{"an error no flag overrides",
 			[]*plan.Change{create()},
 			[]*plan.Finding{{Code: "NP303", Severity: plan.SevError, Address: "stream.KEEP", Message: "storage can not change", Range: "shop.hcl:3:5"}},
@@ -234,7 +254,7 @@ func TestRunRefuses(t *testing.T) {
 			[]*plan.Change{create()},
 			[]*plan.Finding{{Code: "NP302", Severity: plan.SevWarning, Address: "stream.KEEP", Message: "purges"}}, Options{}, ""},
 		{"data loss with both flags",
-			[]*plan.Change{create(), del()}, []*plan.Finding{dataLoss}, Options{AllowDelete: true, AllowDataLoss: true}, ""},
+			with(create(), del()), []*plan.Finding{dataLoss}, Options{AllowDelete: true, AllowDataLoss: true}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

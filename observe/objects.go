@@ -62,3 +62,37 @@ func ReadObjects(ctx context.Context, c *jsapi.Client, streams []string, consume
 	}
 	return m, nil
 }
+
+// ReadState reads what apply's data-loss checks need at the moment it runs: the named
+// streams with their state, then every consumer of those for which listConsumers is true.
+func ReadState(ctx context.Context, c *jsapi.Client, streams []string, listConsumers func(*model.Stream) bool) (*model.Model, error) {
+	m, err := ReadObjects(ctx, c, streams, nil)
+	if err != nil {
+		return nil, err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(DefaultParallelism)
+	var mu sync.Mutex
+	for _, name := range m.StreamNames() {
+		if !listConsumers(m.Streams[name]) {
+			continue
+		}
+		g.Go(func() error {
+			cons, offline, _, err := readConsumers(gctx, c, name)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, cn := range cons {
+				m.Consumers[cn.Key()] = cn
+			}
+			m.Offline = append(m.Offline, offline...)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -19,7 +19,7 @@ const AgeMargin = time.Minute
 // a deleted stream against live, the state of the server: the state Compute read when
 // planning, and a fresh read when apply runs (the same judgement, so a saved plan is
 // judged against the server as it is when it is applied). live must hold every stream
-// StateNeeded names, and the consumers of every stream it names for consumers.
+// StateNeeded names, and every consumer of those ConsumersNeeded names.
 //
 // The findings are errors: NP301 (deleting a stream that holds messages) and NP302 (an
 // update or delete that removes stored messages, or a stream delete that takes consumers
@@ -29,29 +29,41 @@ func DataLoss(p *Plan, live *model.Model) []*Finding {
 	return judgeLoss(p, live, nil)
 }
 
-// StateNeeded names what DataLoss needs read: the streams the plan deletes or updates,
-// or whose consumers it deletes, replaces or updates; and the streams whose whole
-// consumer list it needs (deleted streams, and streams with consumer changes).
-func StateNeeded(p *Plan) (streams, consumersOf []string) {
-	seen, seenC := map[string]bool{}, map[string]bool{}
+// StateNeeded names the streams whose config and state DataLoss needs: those the plan
+// deletes or updates, and those whose consumers it deletes, replaces or updates.
+func StateNeeded(p *Plan) []string {
+	var streams []string
+	seen := map[string]bool{}
 	for _, ch := range p.Changes {
+		if ch.Action == ActCreate {
+			continue
+		}
 		name := ch.Name
 		if ch.Kind == "consumer" {
 			name = ch.Stream
-		}
-		if ch.Action == ActCreate && ch.Kind != "consumer" {
-			continue
 		}
 		if !seen[name] {
 			seen[name] = true
 			streams = append(streams, name)
 		}
-		if (ch.Kind == "consumer" || ch.Action == ActDelete) && !seenC[name] {
-			seenC[name] = true
-			consumersOf = append(consumersOf, name)
+	}
+	return streams
+}
+
+// ConsumersNeeded reports whether DataLoss needs every consumer of the live stream ls:
+// when the plan deletes it (its consumers go with it), or changes consumers of it while
+// it has interest retention (whether others keep interest).
+func ConsumersNeeded(p *Plan, ls *model.Stream) bool {
+	for _, ch := range p.Changes {
+		switch {
+		case ch.Kind != "consumer" && ch.Name == ls.Name && ch.Action == ActDelete:
+			return true
+		case ch.Kind == "consumer" && ch.Stream == ls.Name && ch.Action != ActCreate &&
+			ls.Config.Retention == server.InterestPolicy:
+			return true
 		}
 	}
-	return streams, consumersOf
+	return false
 }
 
 // lossJudge holds one DataLoss judgement.
@@ -112,7 +124,6 @@ func (j *lossJudge) add(code string, ch *Change, addr, path, msg string, overrid
 	f := &Finding{Code: code, Severity: SevError, Address: addr, Message: msg, Range: rng}
 	if overridable {
 		f.Overridable = OverrideDataLoss
-		f.Message += fmt.Sprintf("; apply with --%s to accept the loss", OverrideDataLoss)
 	}
 	j.out = append(j.out, f)
 }

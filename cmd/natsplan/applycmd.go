@@ -41,11 +41,14 @@ func newCmdApply(f *Factory) *cobra.Command {
 		Long: `apply computes the plan (or reads a saved one), shows it, asks for confirmation on a
 terminal (or takes --auto-approve), and executes it in order with bounded parallelism.
 
-Deletes need --allow-delete; deleting a stream that holds messages also needs
---allow-data-loss. Given a plan file written by 'plan --out' (its only argument), apply
-re-reads every object the plan touches and refuses when anything changed since, or when
-the target differs; when no --server, $NATS_URL or context names a server, it connects to
-the plan's target.
+Deletes need --allow-delete. A change that loses stored messages (deleting a stream that
+holds messages, lowering a limit below what is stored, limits -> interest, narrowing or
+deleting a consumer of an interest stream) or deletes consumers this project does not own
+with their stream also needs --allow-data-loss. Those losses are judged again against the
+server's state just before anything is sent. Given a plan file written by 'plan --out'
+(its only argument), apply re-reads every object the plan touches and refuses when anything
+changed since, or when the target differs; when no --server, $NATS_URL or context names a
+server, it connects to the plan's target.
 
 Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was refused.`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -70,7 +73,7 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	}
 	c.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking (CI)")
 	c.Flags().BoolVar(&o.AllowDelete, "allow-delete", false, "allow deleting objects this project owns (and consumer replaces)")
-	c.Flags().BoolVar(&o.AllowDataLoss, "allow-data-loss", false, "allow deleting streams that hold messages")
+	c.Flags().BoolVar(&o.AllowDataLoss, "allow-data-loss", false, "allow changes that lose stored messages or consumers this project does not own (NP301, NP302)")
 	c.Flags().IntVar(&o.Parallelism, "parallelism", apply.DefaultParallelism, "changes in flight at once within a step (0 also means the default)")
 	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
 	return c
