@@ -231,7 +231,7 @@ func TestRunRefuses(t *testing.T) {
 		{"data loss without allow-data-loss",
 			with(create(), del()), []*plan.Finding{dataLoss}, Options{AllowDelete: true}, "NP301 stream.KEEP: stream KEEP holds 1 message (run with --allow-data-loss"},
 		{"data loss the plan did not show",
-			with(create(), del()), nil, Options{AllowDelete: true}, "NP301 stream.KEEP: deleting stream.KEEP loses its 1 messages (37 bytes) (found when apply read the server again: the plan did not show it) (run with --allow-data-loss"},
+			with(create(), del()), nil, Options{AllowDelete: true}, "NP301 stream.KEEP: deleting stream.KEEP loses its 1 message (37 bytes): declare it again to keep it (found when apply read the server again: the plan did not show it) (run with --allow-data-loss"},
 		{"a consumer the plan does not list",
 			with(create(), stream(plan.ActDelete, "KEEP", 2, "")), nil, Options{AllowDelete: true, AllowDataLoss: true},
 			"consumer.KEEP.k exists on the server but is not in the plan"},

@@ -26,7 +26,7 @@ const AgeMargin = time.Minute
 // the project does not own), which --allow-data-loss accepts, and NP302 without an
 // override for a consumer that would go with its stream but is not in the plan.
 func DataLoss(p *Plan, live *model.Model) []*Finding {
-	return judgeLoss(p, live, nil)
+	return judgeLoss(p, live, nil).out
 }
 
 // StateNeeded names the streams whose config and state DataLoss needs: those the plan
@@ -76,19 +76,21 @@ type lossJudge struct {
 	// deletedStreams and deletes index the plan's stream deletes and every delete or
 	// replace by address.
 	deletedStreams map[string]bool
-	deletes        map[string]bool
+	deletes        map[string]*Change
+	// lossy are the changes that lose data.
+	lossy map[*Change]bool
 	// after is the config a stream has after the changes judged so far.
 	after map[string]server.StreamConfig
 	out   []*Finding
 	seen  map[string]bool
 }
 
-func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) string) []*Finding {
-	j := &lossJudge{p: p, live: live, pos: pos, deletedStreams: map[string]bool{}, deletes: map[string]bool{},
+func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) string) *lossJudge {
+	j := &lossJudge{p: p, live: live, pos: pos, deletedStreams: map[string]bool{}, deletes: map[string]*Change{}, lossy: map[*Change]bool{},
 		after: map[string]server.StreamConfig{}, seen: map[string]bool{}}
 	for _, ch := range p.Changes {
 		if ch.Action == ActDelete || ch.Action == ActReplace {
-			j.deletes[ch.Address] = true
+			j.deletes[ch.Address] = ch
 			if ch.Kind != "consumer" {
 				j.deletedStreams[ch.Name] = true
 			}
@@ -104,11 +106,12 @@ func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) str
 			j.consumerChange(ch)
 		}
 	}
-	return j.out
+	return j
 }
 
-// add records a finding once per code, address and attribute.
+// add records a finding about the change ch once per code, address and attribute.
 func (j *lossJudge) add(code string, ch *Change, addr, path, msg string, overridable bool) {
+	j.lossy[ch] = true
 	key := code + " " + addr + " " + path
 	if j.seen[key] {
 		return
@@ -145,23 +148,31 @@ func (j *lossJudge) streamDelete(ch *Change) {
 		return // already gone: apply counts the delete as done
 	}
 	if st := state(ls); st.Msgs > 0 {
-		j.add(CodeDataLoss, ch, ch.Address, "", fmt.Sprintf("deleting %s loses its %d messages (%d bytes)",
-			ch.Address, st.Msgs, st.Bytes), true)
+		j.add(CodeDataLoss, ch, ch.Address, "", fmt.Sprintf("deleting %s loses %s (%d bytes): declare it again to keep it",
+			ch.Address, messages(st.Msgs, "its"), st.Bytes), true)
 	}
 	for _, lc := range j.live.ConsumersOf(ch.Name) {
 		if lc.IsSystem() || lc.Config.Durable == "" {
 			continue
 		}
 		addr := lc.Address()
-		switch {
-		case !j.deletes[addr]:
+		switch del := j.deletes[addr]; {
+		case del == nil:
 			j.add(CodePurge, ch, addr, "", fmt.Sprintf("%s exists on the server but is not in the plan, and deleting %s "+
 				"would delete it too: plan again and review the new plan", addr, ch.Address), false)
 		case lc.Owner() != ls.Owner():
-			j.add(CodePurge, ch, addr, "", fmt.Sprintf("deleting %s also deletes %s, which this project does not own (%s): "+
+			j.add(CodePurge, del, addr, "", fmt.Sprintf("deleting %s also deletes %s, which this project does not own (%s): "+
 				"whoever uses it loses its position and ack state", ch.Address, addr, ownerWords(lc.Owner())), true)
 		}
 	}
+}
+
+// messages counts messages in words: "its 1 message", "its 10 messages", "all 2 messages".
+func messages(n uint64, det string) string {
+	if n == 1 {
+		return det + " 1 message"
+	}
+	return fmt.Sprintf("%s %d messages", det, n)
 }
 
 // planned reports whether the plan already has a finding of code about addr.
@@ -337,7 +348,7 @@ func (j *lossJudge) consumerChange(ch *Change) {
 		}
 		remaining := 0
 		for _, o := range j.live.ConsumersOf(ch.Stream) {
-			if o.Name != lc.Name && (o.Config.Durable != "" || o.IsSystem()) && !j.deletes[o.Address()] {
+			if o.Name != lc.Name && (o.Config.Durable != "" || o.IsSystem()) && j.deletes[o.Address()] == nil {
 				remaining++
 			}
 		}
@@ -382,15 +393,9 @@ func (c *computer) judgeLoss() {
 		}
 		return ch.Decl
 	}
-	found := judgeLoss(c.p, c.live, pos)
-	lossy := map[string]bool{}
-	for _, f := range found {
-		lossy[f.Address] = true
+	j := judgeLoss(c.p, c.live, pos)
+	for ch := range j.lossy {
+		ch.Destructive = true
 	}
-	for _, ch := range c.p.Changes {
-		if lossy[ch.Address] {
-			ch.Destructive = true
-		}
-	}
-	c.p.Findings = append(c.p.Findings, found...)
+	c.p.Findings = append(c.p.Findings, j.out...)
 }

@@ -50,7 +50,11 @@ func (c *computer) undeclared() {
 			Reason: "owned by this project and no longer declared"}
 		if ls.State != nil && ls.State.Msgs > 0 {
 			ch.Destructive = true
-			ch.Reason += fmt.Sprintf("; its %d messages are lost", ls.State.Msgs)
+			verb := "are"
+			if ls.State.Msgs == 1 {
+				verb = "is"
+			}
+			ch.Reason += fmt.Sprintf("; %s %s lost", messages(ls.State.Msgs, "its"), verb)
 		}
 		if len(others) > 0 {
 			ch.Reason += fmt.Sprintf("; %d ephemeral or server-made consumer(s) go with it (%s)",
