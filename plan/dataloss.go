@@ -283,10 +283,10 @@ func perSubjectLoss(st model.StreamState, limit int64) string {
 	case st.NumSubjects > 0 && uint64(st.NumSubjects) == st.Msgs:
 		return "" // one message per subject
 	case st.NumSubjects > 0 && st.Msgs > uint64(st.NumSubjects)*l:
-		return fmt.Sprintf("deletes at least %d of its %d messages: they are on %d subjects, so some subject holds more than %d",
+		return fmt.Sprintf("deletes at least %d of its %d messages: they are on %d subject(s), so some subject holds more than %d",
 			st.Msgs-uint64(st.NumSubjects)*l, st.Msgs, st.NumSubjects, l)
 	case st.NumSubjects > 0:
-		return fmt.Sprintf("may delete up to %d of its %d messages (those beyond the newest %d of any of its %d subjects); "+
+		return fmt.Sprintf("may delete up to %d of its %d messages (those beyond the newest %d of any of its %d subject(s)); "+
 			"the server reports how many subjects there are, not how many messages each holds",
 			st.Msgs-uint64(st.NumSubjects), st.Msgs, l, st.NumSubjects)
 	}
@@ -304,8 +304,13 @@ func ageLoss(st model.StreamState, maxAge time.Duration) string {
 	if oldest+AgeMargin < maxAge {
 		return ""
 	}
-	return fmt.Sprintf("deletes its messages older than %s: it holds %d, the oldest stored %s ago",
-		model.FormatDuration(maxAge), st.Msgs, model.FormatDuration(oldest.Round(time.Second)))
+	age := model.FormatDuration(oldest.Round(time.Second))
+	if oldest >= maxAge {
+		return fmt.Sprintf("deletes at once its messages older than %s: it holds %d and the oldest is %s old",
+			model.FormatDuration(maxAge), st.Msgs, age)
+	}
+	return fmt.Sprintf("deletes its oldest messages within %s of the check: it holds %d and the oldest is %s old",
+		model.FormatDuration((maxAge - oldest).Round(time.Second)), st.Msgs, age)
 }
 
 // consumerCount counts the live consumers of stream that keep interest: durable ones,
@@ -339,7 +344,7 @@ func (j *lossJudge) consumerChange(ch *Change) {
 		pending, unacked = lc.State.NumPending, uint64(max(lc.State.NumAckPending, 0))
 		holds = pending+unacked > 0
 	}
-	stream := "stream." + ch.Stream
+	stream := "stream." + ch.Stream + " (interest retention)"
 	switch ch.Action {
 	case ActDelete, ActReplace:
 		verb := "deleting"
@@ -354,10 +359,10 @@ func (j *lossJudge) consumerChange(ch *Change) {
 		}
 		switch {
 		case remaining == 0:
-			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s leaves interest stream %s without consumers, "+
+			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s leaves %s without consumers, "+
 				"which deletes all its %d messages", verb, ch.Address, stream, st.Msgs), true)
 		case holds:
-			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s deletes the messages of interest stream %s that "+
+			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s deletes the messages of %s that "+
 				"only it still wants (%d not yet delivered, %d unacknowledged)", verb, ch.Address, stream, pending, unacked), true)
 		}
 	case ActUpdate, ActAdopt:
@@ -372,7 +377,7 @@ func (j *lossJudge) consumerChange(ch *Change) {
 		if after.FilterSubject != "" || lc.Config.FilterSubject != "" {
 			path = "filter_subject"
 		}
-		j.add(CodePurge, ch, ch.Address, path, fmt.Sprintf("narrowing the filter of %s on interest stream %s deletes "+
+		j.add(CodePurge, ch, ch.Address, path, fmt.Sprintf("narrowing the filter of %s on %s deletes "+
 			"the messages on the subjects it drops that no other consumer wants (it has %d not yet delivered, %d "+
 			"unacknowledged)", ch.Address, stream, pending, unacked), true)
 	}
