@@ -70,28 +70,7 @@ func ReadState(ctx context.Context, c *jsapi.Client, streams []string, listConsu
 	if err != nil {
 		return nil, err
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(DefaultParallelism)
-	var mu sync.Mutex
-	for _, name := range m.StreamNames() {
-		if !listConsumers(m.Streams[name]) {
-			continue
-		}
-		g.Go(func() error {
-			cons, offline, _, err := readConsumers(gctx, c, name)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, cn := range cons {
-				m.Consumers[cn.Key()] = cn
-			}
-			m.Offline = append(m.Offline, offline...)
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	if err := readAllConsumers(ctx, c, m, DefaultParallelism, listConsumers); err != nil {
 		return nil, err
 	}
 	return m, nil

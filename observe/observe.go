@@ -53,7 +53,7 @@ func Read(ctx context.Context, c *jsapi.Client, o Options) (*model.Model, error)
 	if err := readStreams(ctx, c, m); err != nil {
 		return nil, err
 	}
-	if err := readAllConsumers(ctx, c, m, o.parallelism()); err != nil {
+	if err := readAllConsumers(ctx, c, m, o.parallelism(), nil); err != nil {
 		return nil, err
 	}
 	sort.Strings(m.Offline)
@@ -88,12 +88,16 @@ func readStreams(ctx context.Context, c *jsapi.Client, m *model.Model) error {
 	}
 }
 
-// readAllConsumers reads the consumers of every stream in m, a bounded number at a time.
-func readAllConsumers(ctx context.Context, c *jsapi.Client, m *model.Model, parallelism int) error {
+// readAllConsumers reads the consumers of every stream in m for which want is true (all
+// when want is nil), a bounded number at a time.
+func readAllConsumers(ctx context.Context, c *jsapi.Client, m *model.Model, parallelism int, want func(*model.Stream) bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallelism)
 	var mu sync.Mutex
 	for _, name := range m.StreamNames() {
+		if want != nil && !want(m.Streams[name]) {
+			continue
+		}
 		g.Go(func() error {
 			cons, offline, gone, err := readConsumers(gctx, c, name)
 			if err != nil {

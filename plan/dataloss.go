@@ -162,7 +162,7 @@ func (j *lossJudge) streamDelete(ch *Change) {
 				"would delete it too: plan again and review the new plan", addr, ch.Address), false)
 		case lc.Owner() != ls.Owner():
 			j.add(CodePurge, del, addr, "", fmt.Sprintf("deleting %s also deletes %s, which this project does not own (%s): "+
-				"whoever uses it loses its position and ack state", ch.Address, addr, ownerWords(lc.Owner())), true)
+				"whoever uses it loses its position and ack state", ch.Address, addr, unmanagedReason(lc.Owner())), true)
 		}
 	}
 }
@@ -183,13 +183,6 @@ func (j *lossJudge) planned(code, addr string) bool {
 		}
 	}
 	return false
-}
-
-func ownerWords(owner string) string {
-	if owner == "" {
-		return "it has no natsplan mark"
-	}
-	return fmt.Sprintf("it is marked as project %q", owner)
 }
 
 // streamUpdate: the server enforces the new limits on the stored messages as soon as it
