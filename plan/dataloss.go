@@ -51,16 +51,26 @@ func StateNeeded(p *Plan) []string {
 }
 
 // ConsumersNeeded reports whether DataLoss needs every consumer of the live stream ls:
-// when the plan deletes it (its consumers go with it), or changes consumers of it while
-// it has interest retention (whether others keep interest).
+// when the plan deletes it (its consumers go with it), changes consumers of it while it
+// has interest retention (whether others keep interest), or moves it from limits to
+// interest retention (whether it has consumers at all).
 func ConsumersNeeded(p *Plan, ls *model.Stream) bool {
 	for _, ch := range p.Changes {
 		switch {
-		case ch.Kind != "consumer" && ch.Name == ls.Name && ch.Action == ActDelete:
+		case ch.Kind == "consumer":
+			if ch.Stream == ls.Name && ch.Action != ActCreate && ls.Config.Retention == server.InterestPolicy {
+				return true
+			}
+		case ch.Name != ls.Name:
+		case ch.Action == ActDelete:
 			return true
-		case ch.Kind == "consumer" && ch.Stream == ls.Name && ch.Action != ActCreate &&
-			ls.Config.Retention == server.InterestPolicy:
-			return true
+		case ch.Action == ActUpdate || ch.Action == ActAdopt:
+			var after struct {
+				Retention server.RetentionPolicy `json:"retention"`
+			}
+			if json.Unmarshal(ch.After, &after) == nil && after.Retention != ls.Config.Retention {
+				return true
+			}
 		}
 	}
 	return false

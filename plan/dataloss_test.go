@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -340,6 +341,34 @@ func TestMetadataValidated(t *testing.T) {
 				if f.Severity != plan.SevError || f.Overridable != "" || !strings.Contains(f.Message, tc.says) {
 					t.Errorf("finding %+v: want an error no flag overrides, saying %q", f, tc.says)
 				}
+			}
+		})
+	}
+}
+
+// TestConsumersNeeded: apply lists the consumers of exactly the streams whose judgement
+// depends on them.
+func TestConsumersNeeded(t *testing.T) {
+	limits := &model.Stream{Name: "L", Config: stream("L", nil)}
+	interested := &model.Stream{Name: "I", Config: stream("I", interest)}
+	toInterest, _ := json.Marshal(plan.NormalizeStream(stream("L", interest), nil))
+	same, _ := json.Marshal(plan.NormalizeStream(stream("L", func(c *server.StreamConfig) { c.MaxMsgs = 5 }), nil))
+	for _, tc := range []struct {
+		name string
+		ch   *plan.Change
+		ls   *model.Stream
+		want bool
+	}{
+		{"a deleted stream", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActDelete}, limits, true},
+		{"limits -> interest", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActUpdate, After: toInterest}, limits, true},
+		{"another update", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActUpdate, After: same}, limits, false},
+		{"a consumer deleted on an interest stream", &plan.Change{Kind: "consumer", Name: "c", Stream: "I", Action: plan.ActDelete}, interested, true},
+		{"a consumer deleted on a limits stream", &plan.Change{Kind: "consumer", Name: "c", Stream: "L", Action: plan.ActDelete}, limits, false},
+		{"a consumer created on an interest stream", &plan.Change{Kind: "consumer", Name: "c", Stream: "I", Action: plan.ActCreate}, interested, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := plan.ConsumersNeeded(&plan.Plan{Changes: []*plan.Change{tc.ch}}, tc.ls); got != tc.want {
+				t.Errorf("ConsumersNeeded = %v, want %v", got, tc.want)
 			}
 		})
 	}
