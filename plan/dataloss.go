@@ -35,7 +35,7 @@ func StateNeeded(p *Plan) []string {
 	var streams []string
 	seen := map[string]bool{}
 	for _, ch := range p.Changes {
-		if ch.Action == ActCreate {
+		if ch.Action == ActCreate || !canLose(ch) {
 			continue
 		}
 		name := ch.Name
@@ -48,6 +48,26 @@ func StateNeeded(p *Plan) []string {
 		}
 	}
 	return streams
+}
+
+// lossFields are the fields whose change can make the server delete stored messages:
+// the stream limits it enforces on update, retention, and a consumer's filter.
+var lossFields = map[string]bool{"max_msgs": true, "max_bytes": true, "max_msgs_per_subject": true,
+	"max_age": true, "discard": true, "retention": true, "filter_subject": true, "filter_subjects": true}
+
+// canLose reports whether a change can lose stored data at all: every delete and
+// replace, and an update or adopt that changes one of lossFields. Any other update leaves
+// the limits the server already enforces as they are.
+func canLose(ch *Change) bool {
+	if ch.Action != ActUpdate && ch.Action != ActAdopt {
+		return true
+	}
+	for _, f := range ch.Fields {
+		if lossFields[topKey(f.Path)] {
+			return true
+		}
+	}
+	return false
 }
 
 // ConsumersNeeded reports whether DataLoss needs every consumer of the live stream ls:
@@ -108,6 +128,7 @@ func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) str
 	}
 	for _, ch := range p.Changes {
 		switch {
+		case !canLose(ch):
 		case ch.Kind != "consumer" && ch.Action == ActDelete:
 			j.streamDelete(ch)
 		case ch.Kind != "consumer" && (ch.Action == ActUpdate || ch.Action == ActAdopt):
