@@ -48,7 +48,7 @@ func markdownDoc(p *plan.Plan, limit int) string {
 	// crowd out the sections after it.
 	var sections []mdSpec
 	if len(errs) > 0 {
-		sections = append(sections, mdSpec{fmt.Sprintf("**Errors (%d)**: apply refuses this plan until they are fixed.\n\n", len(errs)),
+		sections = append(sections, mdSpec{fmt.Sprintf("**Errors (%d)**: apply refuses this plan until they are fixed (or, where an error names its flag, accepted with it).\n\n", len(errs)),
 			"\n", mdFindingLines(errs), "errors"})
 	}
 	kinds, byKind := changesByKind(p.Changes)

@@ -246,7 +246,7 @@ func (t *textWriter) summary(p *plan.Plan) {
 			t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d blocked: the server refuses them.", s.Blocked)))
 		}
 		if errs > 0 {
-			t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d error(s): apply refuses this plan until they are fixed.", errs)))
+			t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d error(s): apply refuses this plan until they are fixed (or, where an error names its flag, accepted with it).", errs)))
 		}
 	}
 	t.b.WriteByte('\n')
