@@ -10,6 +10,13 @@ import (
 	"github.com/natsplan/natsplan/plan"
 )
 
+// Rejudge is what Run does before sending anything, for a caller that wants to show the
+// result first: it returns p with its data-loss findings judged against the server's
+// state now. Run judges again regardless.
+func Rejudge(ctx context.Context, c *jsapi.Client, p *plan.Plan) (*plan.Plan, error) {
+	return rejudge(ctx, c, p)
+}
+
 // rejudge reads the state of every object a change of p can lose data of and returns p
 // with the data-loss findings judged against it (plan.DataLoss, the judgement the plan
 // itself was made with). A fresh finding replaces the plan's finding of the same code and

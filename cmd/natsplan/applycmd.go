@@ -296,7 +296,9 @@ func (f *Factory) verifySavedPlan(ctx context.Context, name string, p *plan.Plan
 	if len(problems) > 0 {
 		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("refusing the saved plan %s:\n  %s\nRun plan again and review the new plan", name, strings.Join(problems, "\n  "))}
 	}
-	return p, nil
+	// What the plan loses depends on what the server holds now, which the hashes do not
+	// cover: show and check that before asking.
+	return apply.Rejudge(ctx, sess.JS, p)
 }
 
 func writePlanFile(name string, p *plan.Plan) error {
