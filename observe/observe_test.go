@@ -276,3 +276,34 @@ func TestRecordMissing(t *testing.T) {
 		t.Errorf("offline (-want +got):\n%s", diff)
 	}
 }
+
+// TestReadState reads what the data-loss judgement needs: the state of the named streams
+// (how many messages on how many subjects, and the oldest one's time by the server's
+// clock), and all consumers of only the streams asked for.
+func TestReadState(t *testing.T) {
+	c := client(t)
+	addStream(t, c, `{"name":"A","subjects":["a.>"],"storage":"memory"}`)
+	addStream(t, c, `{"name":"B","subjects":["b.>"],"storage":"memory"}`)
+	addConsumer(t, c, "A", "ca", "")
+	addConsumer(t, c, "B", "cb", "")
+	for _, subj := range []string{"a.1", "a.1", "a.2"} {
+		publish(t, c.NC, subj)
+	}
+	m, err := ReadState(context.Background(), c, []string{"A", "B", "MISSING"}, func(s *model.Stream) bool { return s.Name == "A" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.Streams["A"].State
+	if st.Msgs != 3 || st.NumSubjects != 2 || st.FirstTime.IsZero() || st.ReadAt.IsZero() || st.ReadAt.Before(st.FirstTime) {
+		t.Errorf("state of A %+v: want 3 messages on 2 subjects, the first stored before the read", st)
+	}
+	if got := m.ConsumerKeys(); !cmp.Equal(got, []model.ConsumerKey{{Stream: "A", Name: "ca"}}) {
+		t.Errorf("consumers %v, want only A's", got)
+	}
+	if m.Consumers[model.ConsumerKey{Stream: "A", Name: "ca"}].State.NumPending != 3 {
+		t.Errorf("consumer ca: %+v, want 3 pending", m.Consumers[model.ConsumerKey{Stream: "A", Name: "ca"}].State)
+	}
+	if m.Streams["B"] == nil || m.Streams["MISSING"] != nil {
+		t.Errorf("streams %v, want A and B", m.StreamNames())
+	}
+}
