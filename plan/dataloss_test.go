@@ -133,6 +133,14 @@ func TestDataLossKVHistory(t *testing.T) {
 	}
 }
 
+// replaceable lets every declared consumer be replaced.
+func replaceable(m *model.Model) *model.Model {
+	for _, c := range m.Consumers {
+		c.Lifecycle.ReplaceOnChange = true
+	}
+	return m
+}
+
 // TestDataLossConsumers: on an interest stream the server deletes what nobody wants any
 // more when a consumer goes or narrows its filter; workqueue and limits streams keep it.
 func TestDataLossConsumers(t *testing.T) {
@@ -171,6 +179,10 @@ func TestDataLossConsumers(t *testing.T) {
 			pending(pending(liveI(interest, 10, pull("c", filter("i.>")), pull("d", nil)), "I", "c", 0, 0), "I", "d", 10, 0), nil, ""},
 		{"widening a filter", declare(interest, pull("c", filter("i.>"))),
 			pending(liveI(interest, 10, pull("c", filter("i.a"))), "I", "c", 5, 0), nil, ""},
+		{"replacing a consumer with messages only it may want", replaceable(declare(interest,
+			pull("c", func(c *server.ConsumerConfig) { c.DeliverPolicy = server.DeliverNew }), pull("d", nil))),
+			pending(pending(liveI(interest, 10, pull("c", nil), pull("d", nil)), "I", "c", 2, 0), "I", "d", 0, 0),
+			[]string{"NP302 consumer.I.c"}, "replacing (delete, then create) consumer.I.c"},
 		{"narrowing a workqueue filter", declare(workqueue, pull("c", filter("i.a"))),
 			pending(liveI(workqueue, 10, pull("c", filter("i.>"))), "I", "c", 5, 0), nil, ""},
 	} {
