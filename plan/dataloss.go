@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -181,6 +182,12 @@ func (j *lossJudge) streamDelete(ch *Change) {
 	if st := state(ls); st.Msgs > 0 {
 		j.add(CodeDataLoss, ch, ch.Address, "", fmt.Sprintf("deleting %s loses %s (%d bytes): declare it again to keep it",
 			ch.Address, messages(st.Msgs, "its"), st.Bytes), true)
+	}
+	for _, entry := range j.live.Offline {
+		if addr, reason, _ := strings.Cut(entry, ": "); strings.HasPrefix(addr, "consumer."+ch.Name+".") {
+			j.add(CodePurge, ch, addr, "", fmt.Sprintf("%s is offline on the server (%s), and deleting %s would delete it "+
+				"unseen: bring the server's peers back and plan again", addr, reason, ch.Address), false)
+		}
 	}
 	for _, lc := range j.live.ConsumersOf(ch.Name) {
 		if lc.IsSystem() || lc.Config.Durable == "" {

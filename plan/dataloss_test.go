@@ -385,3 +385,20 @@ func TestConsumersNeeded(t *testing.T) {
 		})
 	}
 }
+
+// TestOfflineConsumerKeepsItsStream: a consumer the server lists but can not report may
+// be anyone's; a stream is not deleted with it, at plan time or at apply time.
+func TestOfflineConsumerKeepsItsStream(t *testing.T) {
+	live := liveOf(5, liveObj{cfg: stream("A", nil), meta: owned})
+	live.Offline = []string{"consumer.A.gone: peer offline"}
+	p := mustCompute(t, desiredModel(nil, nil), live)
+	if d := cmp.Diff([]string{"NP406 stream.A"}, codes(p)); d != "" || len(p.Changes) != 0 {
+		t.Fatalf("findings (-want +got):\n%s\n%s", d, describe(p))
+	}
+
+	p = mustCompute(t, desiredModel(nil, nil), liveOf(5, liveObj{cfg: stream("A", nil), meta: owned}))
+	got := plan.DataLoss(p, live)
+	if len(got) != 1 || got[0].Address != "consumer.A.gone" || got[0].Overridable != "" || !strings.Contains(got[0].Message, "offline") {
+		t.Fatalf("at apply time: %+v, want one refusal no flag overrides naming the offline consumer", got)
+	}
+}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/natsplan/natsplan/model"
@@ -109,6 +110,15 @@ func (c *computer) keepStream(ls *model.Stream) bool {
 				"metadata mark (nats stream edit) before deleting it", addr, model.MetaPreventDestroy))
 		kept = true
 	}
+	for _, key := range sortedKeys(c.offline) {
+		if strings.HasPrefix(key, "consumer."+ls.Name+".") {
+			c.finding(CodeOffline, SevError, addr, "", fmt.Sprintf(
+				"%s is no longer declared, but its consumer %s is offline on the server (%s): natsplan can not "+
+					"see whose it is, and deleting the stream would delete it; bring the server's peers back and plan again",
+				addr, key, c.offline[key]))
+			kept = true
+		}
+	}
 	for _, lc := range c.live.ConsumersOf(ls.Name) {
 		if lc.IsSystem() || lc.Config.Durable == "" {
 			continue
@@ -154,4 +164,13 @@ func abbreviate(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
