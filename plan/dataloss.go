@@ -57,9 +57,13 @@ var lossFields = map[string]bool{"max_msgs": true, "max_bytes": true, "max_msgs_
 	"max_age": true, "discard": true, "retention": true, "filter_subject": true, "filter_subjects": true}
 
 // canLose reports whether a change can lose stored data at all: every delete and
-// replace, and an update or adopt that changes one of lossFields. Any other update leaves
+// replace, and an update or adopt that changes one of lossFields; never a blocked change,
+// which apply refuses. Any other update leaves
 // the limits the server already enforces as they are.
 func canLose(ch *Change) bool {
+	if ch.Blocked != "" {
+		return false // apply never makes it
+	}
 	if ch.Action != ActUpdate && ch.Action != ActAdopt {
 		return true
 	}
