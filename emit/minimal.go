@@ -29,9 +29,11 @@ func ownMetadata(md map[string]string) (map[string]string, bool) {
 	prevent := false
 	for k, v := range md {
 		if k == model.MetaPreventDestroy {
-			prevent = v == "true"
+			// Fail safe: only an exact "false" leaves the object unprotected (a "TRUE" is
+			// an NP407 error in the plan until it is corrected).
+			prevent = v != "false"
 		}
-		if strings.HasPrefix(k, model.ServerMetaPrefix) || strings.HasPrefix(k, natsplanMetaPrefix) {
+		if strings.HasPrefix(k, model.ServerMetaPrefix) || strings.HasPrefix(k, model.MetaPrefix) {
 			continue
 		}
 		if out == nil {
@@ -41,9 +43,6 @@ func ownMetadata(md map[string]string) (map[string]string, bool) {
 	}
 	return out, prevent
 }
-
-// natsplanMetaPrefix is the prefix of the metadata keys natsplan writes.
-const natsplanMetaPrefix = "natsplan."
 
 // minimalStream returns the JSON fields of a live stream config that the files must
 // set, without its name.
