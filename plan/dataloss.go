@@ -11,10 +11,10 @@ import (
 	"github.com/natsplan/natsplan/model"
 )
 
-// AgeMargin is how close to the new max_age a stored message may be and still count as
+// ageMargin is how close to the new max_age a stored message may be and still count as
 // lost: it covers the time between the check and the update reaching the server, so a
 // message that would expire a moment after the check is not called safe.
-const AgeMargin = time.Minute
+const ageMargin = time.Minute
 
 // DataLoss judges every change of p that can remove stored messages or the consumers of
 // a deleted stream against live, the state of the server: the state Compute read when
@@ -330,13 +330,13 @@ func perSubjectLoss(st model.StreamState, limit int64) string {
 }
 
 // ageLoss says which messages a new max_age deletes at once, or "" when the oldest is
-// younger than the limit by more than AgeMargin.
+// younger than the limit by more than ageMargin.
 func ageLoss(st model.StreamState, maxAge time.Duration) string {
 	if st.FirstTime.IsZero() || st.ReadAt.IsZero() {
 		return fmt.Sprintf("may delete its %d messages: the server did not say how old they are", st.Msgs)
 	}
 	oldest := st.ReadAt.Sub(st.FirstTime)
-	if oldest+AgeMargin < maxAge {
+	if oldest+ageMargin < maxAge {
 		return ""
 	}
 	age := model.FormatDuration(oldest.Round(time.Second))
