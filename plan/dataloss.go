@@ -25,13 +25,15 @@ const ageMargin = time.Minute
 // The findings are errors: NP301 (deleting a stream that holds messages) and NP302 (an
 // update or delete that removes stored messages, or a stream delete that takes consumers
 // the project does not own), which --allow-data-loss accepts, and NP302 without an
-// override for a consumer that would go with its stream but is not in the plan.
+// override for a consumer that would go with its stream but is not in the plan, or that
+// the server lists but can not report.
 func DataLoss(p *Plan, live *model.Model) []*Finding {
 	return judgeLoss(p, live, nil).out
 }
 
 // StateNeeded names the streams whose config and state DataLoss needs: those the plan
-// deletes or updates, and those whose consumers it deletes, replaces or updates.
+// deletes, or updates in a field that can lose data, and those whose consumers it
+// deletes, replaces or re-filters.
 func StateNeeded(p *Plan) []string {
 	var streams []string
 	seen := map[string]bool{}
