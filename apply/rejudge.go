@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
-	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -27,7 +26,7 @@ func rejudge(ctx context.Context, c *jsapi.Client, p *plan.Plan) (*plan.Plan, er
 	if len(streams) == 0 {
 		return p, nil
 	}
-	live, err := observe.ReadState(ctx, c, streams, func(ls *model.Stream) bool { return plan.ConsumersNeeded(p, ls) })
+	live, err := observe.ReadState(ctx, c, streams, plan.ConsumersNeeded(p))
 	if err != nil {
 		return nil, fmt.Errorf("apply: read the server again to check for data loss (nothing was changed): %w", err)
 	}

@@ -77,30 +77,41 @@ func canLose(ch *Change) bool {
 	return false
 }
 
-// ConsumersNeeded reports whether DataLoss needs every consumer of the live stream ls:
-// when the plan deletes it (its consumers go with it), changes consumers of it while it
-// has interest retention (whether others keep interest), or moves it from limits to
-// interest retention (whether it has consumers at all).
-func ConsumersNeeded(p *Plan, ls *model.Stream) bool {
+// ConsumersNeeded returns whether DataLoss needs every consumer of a live stream: when
+// the plan deletes it (its consumers go with it), changes consumers of it while it has
+// interest retention (whether others keep interest), or changes its retention (whether
+// it has consumers at all). The plan is indexed once, so asking is cheap.
+func ConsumersNeeded(p *Plan) func(ls *model.Stream) bool {
+	deleted, consumersChanged, retention := map[string]bool{}, map[string]bool{}, map[string][]server.RetentionPolicy{}
 	for _, ch := range p.Changes {
 		switch {
+		case !canLose(ch):
 		case ch.Kind == "consumer":
-			if ch.Stream == ls.Name && ch.Action != ActCreate && ls.Config.Retention == server.InterestPolicy {
-				return true
+			if ch.Action != ActCreate {
+				consumersChanged[ch.Stream] = true
 			}
-		case ch.Name != ls.Name:
 		case ch.Action == ActDelete:
-			return true
+			deleted[ch.Name] = true
 		case ch.Action == ActUpdate || ch.Action == ActAdopt:
 			var after struct {
 				Retention server.RetentionPolicy `json:"retention"`
 			}
-			if json.Unmarshal(ch.After, &after) == nil && after.Retention != ls.Config.Retention {
-				return true
+			if json.Unmarshal(ch.After, &after) == nil {
+				retention[ch.Name] = append(retention[ch.Name], after.Retention)
 			}
 		}
 	}
-	return false
+	return func(ls *model.Stream) bool {
+		if deleted[ls.Name] || consumersChanged[ls.Name] && ls.Config.Retention == server.InterestPolicy {
+			return true
+		}
+		for _, r := range retention[ls.Name] {
+			if r != ls.Config.Retention {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // lossJudge holds one DataLoss judgement.

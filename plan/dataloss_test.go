@@ -372,14 +372,16 @@ func TestConsumersNeeded(t *testing.T) {
 		want bool
 	}{
 		{"a deleted stream", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActDelete}, limits, true},
-		{"limits -> interest", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActUpdate, After: toInterest}, limits, true},
-		{"another update", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActUpdate, After: same}, limits, false},
+		{"limits -> interest", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActUpdate, After: toInterest,
+			Fields: []*plan.FieldChange{{Path: "retention"}}}, limits, true},
+		{"another update", &plan.Change{Kind: "stream", Name: "L", Action: plan.ActUpdate, After: same,
+			Fields: []*plan.FieldChange{{Path: "max_msgs"}}}, limits, false},
 		{"a consumer deleted on an interest stream", &plan.Change{Kind: "consumer", Name: "c", Stream: "I", Action: plan.ActDelete}, interested, true},
 		{"a consumer deleted on a limits stream", &plan.Change{Kind: "consumer", Name: "c", Stream: "L", Action: plan.ActDelete}, limits, false},
 		{"a consumer created on an interest stream", &plan.Change{Kind: "consumer", Name: "c", Stream: "I", Action: plan.ActCreate}, interested, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := plan.ConsumersNeeded(&plan.Plan{Changes: []*plan.Change{tc.ch}}, tc.ls); got != tc.want {
+			if got := plan.ConsumersNeeded(&plan.Plan{Changes: []*plan.Change{tc.ch}})(tc.ls); got != tc.want {
 				t.Errorf("ConsumersNeeded = %v, want %v", got, tc.want)
 			}
 		})
