@@ -131,11 +131,23 @@ type lossJudge struct {
 	after map[string]server.StreamConfig
 	out   []*Finding
 	seen  map[string]bool
+	// consumers are the live consumers by stream.
+	consumers map[string][]*model.Consumer
+}
+
+// consumersByStream indexes the consumers of m by stream, each list in name order, so
+// that looking up one stream's consumers does not walk all of them.
+func consumersByStream(m *model.Model) map[string][]*model.Consumer {
+	out := map[string][]*model.Consumer{}
+	for _, k := range m.ConsumerKeys() {
+		out[k.Stream] = append(out[k.Stream], m.Consumers[k])
+	}
+	return out
 }
 
 func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) string) *lossJudge {
 	j := &lossJudge{p: p, live: live, pos: pos, deletedStreams: map[string]bool{}, deletes: map[string]*Change{}, lossy: map[*Change]bool{},
-		after: map[string]server.StreamConfig{}, seen: map[string]bool{}}
+		after: map[string]server.StreamConfig{}, seen: map[string]bool{}, consumers: consumersByStream(live)}
 	for _, ch := range p.Changes {
 		if ch.Action == ActDelete || ch.Action == ActReplace {
 			j.deletes[ch.Address] = ch
@@ -206,7 +218,7 @@ func (j *lossJudge) streamDelete(ch *Change) {
 				"unseen: bring the server's peers back and plan again", addr, reason, ch.Address), false)
 		}
 	}
-	for _, lc := range j.live.ConsumersOf(ch.Name) {
+	for _, lc := range j.consumers[ch.Name] {
 		if lc.IsSystem() || lc.Config.Durable == "" {
 			continue
 		}
@@ -365,7 +377,7 @@ func ageLoss(st model.StreamState, maxAge time.Duration) string {
 // the server's own (sources) included.
 func (j *lossJudge) consumerCount(stream string) int {
 	n := 0
-	for _, lc := range j.live.ConsumersOf(stream) {
+	for _, lc := range j.consumers[stream] {
 		if lc.Config.Durable != "" || lc.IsSystem() {
 			n++
 		}
@@ -400,7 +412,7 @@ func (j *lossJudge) consumerChange(ch *Change) {
 			verb = "replacing (delete, then create)"
 		}
 		remaining := 0
-		for _, o := range j.live.ConsumersOf(ch.Stream) {
+		for _, o := range j.consumers[ch.Stream] {
 			if o.Name != lc.Name && (o.Config.Durable != "" || o.IsSystem()) && j.deletes[o.Address()] == nil {
 				remaining++
 			}

@@ -13,6 +13,7 @@ import (
 // deleted (unless their metadata keeps them), the rest are unmanaged. A stream's delete
 // lists every consumer that goes with it, this project's or not.
 func (c *computer) undeclared() {
+	consumers := consumersByStream(c.live)
 	for _, name := range c.live.StreamNames() {
 		if _, ok := c.desired.Streams[name]; ok {
 			continue
@@ -27,12 +28,12 @@ func (c *computer) undeclared() {
 				Reason: unmanagedReason(ls.Owner())})
 			continue
 		}
-		if c.keepStream(ls) {
+		if c.keepStream(ls, consumers[name]) {
 			continue
 		}
 		c.deleted[name] = true
 		var others []string
-		for _, lc := range c.live.ConsumersOf(name) {
+		for _, lc := range consumers[name] {
 			if lc.IsSystem() || lc.Config.Durable == "" {
 				others = append(others, lc.Name)
 				continue
@@ -98,10 +99,10 @@ func (c *computer) undeclared() {
 	}
 }
 
-// keepStream reports whether an owned, undeclared stream must not be deleted, and says
-// why: its metadata, or that of a consumer that would go with it, protects it or can
+// keepStream reports whether an owned, undeclared stream with these live consumers must
+// not be deleted, and says why: its metadata, or that of a consumer that would go with it, protects it or can
 // not be read.
-func (c *computer) keepStream(ls *model.Stream) bool {
+func (c *computer) keepStream(ls *model.Stream, consumers []*model.Consumer) bool {
 	addr := ls.Address()
 	kept := c.badMetadata(addr, nil, ls.Config.Metadata, metaDeleteRefusal)
 	if !kept && ls.Config.Metadata[model.MetaPreventDestroy] == "true" {
@@ -119,7 +120,7 @@ func (c *computer) keepStream(ls *model.Stream) bool {
 			kept = true
 		}
 	}
-	for _, lc := range c.live.ConsumersOf(ls.Name) {
+	for _, lc := range consumers {
 		if lc.IsSystem() || lc.Config.Durable == "" {
 			continue
 		}
