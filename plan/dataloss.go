@@ -391,7 +391,13 @@ func (j *lossJudge) consumerCount(stream string) int {
 func (j *lossJudge) consumerChange(ch *Change) {
 	ls := j.live.Streams[ch.Stream]
 	lc := j.live.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]
-	if ls == nil || lc == nil || ls.Config.Retention != server.InterestPolicy {
+	if ls == nil || lc == nil {
+		return
+	}
+	// The stream's update, if the plan has one, runs first: a stream this plan moves to
+	// interest retention loses messages to the consumer change too.
+	after, updated := j.after[ch.Stream]
+	if ls.Config.Retention != server.InterestPolicy && (!updated || after.Retention != server.InterestPolicy) {
 		return
 	}
 	st := state(ls)

@@ -183,6 +183,9 @@ func TestDataLossConsumers(t *testing.T) {
 			pull("c", func(c *server.ConsumerConfig) { c.DeliverPolicy = server.DeliverNew }), pull("d", nil))),
 			pending(pending(liveI(interest, 10, pull("c", nil), pull("d", nil)), "I", "c", 2, 0), "I", "d", 0, 0),
 			[]string{"NP302 consumer.I.c"}, "replacing (delete, then create) consumer.I.c"},
+		{"deleting the last consumer of a stream this plan moves to interest", declare(interest),
+			pending(liveI(nil, 10, pull("c", nil)), "I", "c", 0, 0),
+			[]string{"NP302 stream.I", "NP302 consumer.I.c"}, "deletes"},
 		{"narrowing a workqueue filter", declare(workqueue, pull("c", filter("i.a"))),
 			pending(liveI(workqueue, 10, pull("c", filter("i.>"))), "I", "c", 5, 0), nil, ""},
 	} {
