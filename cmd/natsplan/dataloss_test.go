@@ -66,6 +66,17 @@ func TestDataLossNeedsTheFlag(t *testing.T) {
 			}
 		}
 	}
+	// streamS is stream S on s.> with the attributes given, one "name = value" each.
+	streamS := func(attrs ...string) string {
+		out := "stream \"S\" {\n  subjects = [\"s.>\"]\n"
+		for _, a := range attrs {
+			out += "  " + a + "\n"
+		}
+		return out + "}\n"
+	}
+	fill := func(subject string, n int) func(*testing.T, jetstream.JetStream) {
+		return func(t *testing.T, js jetstream.JetStream) { publish(t, js, subject, n) }
+	}
 	for _, tc := range []struct {
 		name       string
 		base, next string
@@ -74,53 +85,32 @@ func TestDataLossNeedsTheFlag(t *testing.T) {
 		after      func(*testing.T, jetstream.JetStream)
 	}{
 		{name: "first max_age on a stream holding messages",
-			base: `stream "S" { subjects = ["s.>"] }`, next: `stream "S" {
-  subjects = ["s.>"]
-  max_age  = "1s"
-}`,
-			seed: func(t *testing.T, js jetstream.JetStream) { publish(t, js, "s.a", 50) }, lossy: true,
+			base: streamS(), next: streamS(`max_age = "1s"`),
+			seed: fill("s.a", 50), lossy: true,
 			after: func(t *testing.T, js jetstream.JetStream) {
 				if got := streamInfo(t, js, "S").Config.MaxAge; got != time.Second {
 					t.Errorf("max_age %v after the apply, want 1s", got)
 				}
 			}},
 		{name: "first max_age above the oldest message's age",
-			base: `stream "S" { subjects = ["s.>"] }`, next: `stream "S" {
-  subjects = ["s.>"]
-  max_age  = "1h"
-}`,
-			seed: func(t *testing.T, js jetstream.JetStream) { publish(t, js, "s.a", 50) }, after: msgs("S", 50)},
+			base: streamS(), next: streamS(`max_age = "1h"`),
+			seed: fill("s.a", 50), after: msgs("S", 50)},
 		{name: "max_msgs below what is stored",
-			base: `stream "S" { subjects = ["s.>"] }`, next: `stream "S" {
-  subjects = ["s.>"]
-  max_msgs = 5
-}`,
-			seed: func(t *testing.T, js jetstream.JetStream) { publish(t, js, "s.a", 10) }, lossy: true, after: msgs("S", 5)},
+			base: streamS(), next: streamS(`max_msgs = 5`),
+			seed: fill("s.a", 10), lossy: true, after: msgs("S", 5)},
 		{name: "max_msgs lowered, still above what is stored",
-			base: `stream "S" {
-  subjects = ["s.>"]
-  max_msgs = 100
-}`, next: `stream "S" {
-  subjects = ["s.>"]
-  max_msgs = 20
-}`,
-			seed: func(t *testing.T, js jetstream.JetStream) { publish(t, js, "s.a", 10) }, after: msgs("S", 10)},
+			base: streamS(`max_msgs = 100`), next: streamS(`max_msgs = 20`),
+			seed: fill("s.a", 10), after: msgs("S", 10)},
 		{name: "max_bytes below what is stored",
-			base: `stream "S" { subjects = ["s.>"] }`, next: `stream "S" {
-  subjects  = ["s.>"]
-  max_bytes = 500
-}`,
-			seed: func(t *testing.T, js jetstream.JetStream) { publish(t, js, "s.a", 10) }, lossy: true,
+			base: streamS(), next: streamS(`max_bytes = 500`),
+			seed: fill("s.a", 10), lossy: true,
 			after: func(t *testing.T, js jetstream.JetStream) {
 				if st := streamInfo(t, js, "S").State; st.Bytes > 500 || st.Msgs == 10 {
 					t.Errorf("%d messages, %d bytes after the apply, want at most 500 bytes", st.Msgs, st.Bytes)
 				}
 			}},
 		{name: "max_msgs_per_subject below what subjects hold",
-			base: `stream "S" { subjects = ["s.>"] }`, next: `stream "S" {
-  subjects             = ["s.>"]
-  max_msgs_per_subject = 1
-}`,
+			base: streamS(), next: streamS(`max_msgs_per_subject = 1`),
 			seed:  func(t *testing.T, js jetstream.JetStream) { publish(t, js, "s.a", 5); publish(t, js, "s.b", 5) },
 			lossy: true, after: msgs("S", 2)},
 		{name: "KV history lowered",
@@ -138,11 +128,8 @@ func TestDataLossNeedsTheFlag(t *testing.T) {
 			},
 			lossy: true, after: msgs("KV_cfg", 1)},
 		{name: "retention limits to interest without consumers",
-			base: `stream "S" { subjects = ["s.>"] }`, next: `stream "S" {
-  subjects  = ["s.>"]
-  retention = "interest"
-}`,
-			seed: func(t *testing.T, js jetstream.JetStream) { publish(t, js, "s.a", 5) }, lossy: true, after: msgs("S", 0)},
+			base: streamS(), next: streamS(`retention = "interest"`),
+			seed: fill("s.a", 5), lossy: true, after: msgs("S", 0)},
 		{name: "narrowing a consumer filter on an interest stream",
 			base: `stream "I" {
   subjects  = ["i.>"]
