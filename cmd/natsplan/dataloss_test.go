@@ -74,6 +74,15 @@ func TestDataLossNeedsTheFlag(t *testing.T) {
 		}
 		return out + "}\n"
 	}
+	const interestI = "stream \"I\" {\n  subjects  = [\"i.>\"]\n  retention = \"interest\"\n}\n"
+	// consumerC is consumer I/c with explicit acks and the attributes given.
+	consumerC := func(attrs ...string) string {
+		out := "consumer \"I\" \"c\" {\n  ack_policy = \"explicit\"\n"
+		for _, a := range attrs {
+			out += "  " + a + "\n"
+		}
+		return out + "}\n"
+	}
 	fill := func(subject string, n int) func(*testing.T, jetstream.JetStream) {
 		return func(t *testing.T, js jetstream.JetStream) { publish(t, js, subject, n) }
 	}
@@ -131,35 +140,12 @@ func TestDataLossNeedsTheFlag(t *testing.T) {
 			base: streamS(), next: streamS(`retention = "interest"`),
 			seed: fill("s.a", 5), lossy: true, after: msgs("S", 0)},
 		{name: "narrowing a consumer filter on an interest stream",
-			base: `stream "I" {
-  subjects  = ["i.>"]
-  retention = "interest"
-}
-consumer "I" "c" {
-  ack_policy     = "explicit"
-  filter_subject = "i.>"
-}`, next: `stream "I" {
-  subjects  = ["i.>"]
-  retention = "interest"
-}
-consumer "I" "c" {
-  ack_policy     = "explicit"
-  filter_subject = "i.a"
-}`,
+			base: interestI + consumerC(`filter_subject = "i.>"`), next: interestI + consumerC(`filter_subject = "i.a"`),
 			seed:  func(t *testing.T, js jetstream.JetStream) { publish(t, js, "i.a", 5); publish(t, js, "i.b", 5) },
 			lossy: true, after: msgs("I", 5)},
 		{name: "deleting the last consumer of an interest stream",
-			base: `stream "I" {
-  subjects  = ["i.>"]
-  retention = "interest"
-}
-consumer "I" "c" {
-  ack_policy = "explicit"
-}`, next: `stream "I" {
-  subjects  = ["i.>"]
-  retention = "interest"
-}`,
-			seed: func(t *testing.T, js jetstream.JetStream) { publish(t, js, "i.a", 5) }, lossy: true, after: msgs("I", 0)},
+			base: interestI + consumerC(), next: interestI,
+			seed: fill("i.a", 5), lossy: true, after: msgs("I", 0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testsrv.Start(t)
