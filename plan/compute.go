@@ -100,6 +100,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 	c.p.Findings = append(c.p.Findings, c.inv.check()...)
 	c.order()
 	OrderLanes(c.p, desired, live)
+	c.checkAccountLimits()
 	c.summarise()
 	c.p.DesiredHash = <-hash
 	return c.p, nil

@@ -127,7 +127,7 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 	case saved != nil:
 		p, err = f.verifySavedPlan(ctx, o.PlanFile, saved)
 	case live != nil:
-		p, err = f.planWith(desired, live)
+		p, err = f.planWith(ctx, desired, live)
 	default:
 		p, err = f.planAgainst(ctx, desired)
 	}
