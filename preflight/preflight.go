@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -313,11 +314,20 @@ func (r *run) refused(ch *plan.Change, consumer bool, err error) error {
 	return nil
 }
 
+// hint names the attributes to change as the language spells them ("source.filter_subject"),
+// at most two, leaving out a block whose attribute is already named.
 func hint(paths []string) string {
-	if len(paths) == 0 {
+	var names []string
+	for _, p := range paths {
+		n := strings.NewReplacer("sources[]", "source", "subject_transforms[]", "subject_transform", "[]", "").Replace(p)
+		if !slices.ContainsFunc(names, func(have string) bool { return have == n || strings.HasPrefix(have, n+".") }) {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
 		return ""
 	}
-	return "; change " + strings.Join(paths, " or ")
+	return "; change " + strings.Join(names[:min(2, len(names))], " or ")
 }
 
 func (r *run) unchecked(ch *plan.Change, why string) {
@@ -346,29 +356,32 @@ func streamAddress(desired *model.Model, name string) string {
 	return "stream." + name
 }
 
-// rangeOf renders the position of the first of paths the declaration sets (an exact
-// attribute, else the first attribute inside a block of that name), else the block's.
+// rangeOf renders the position of the first of paths the declaration sets, else the
+// block's. A path matches an attribute or a block of that name and whatever is inside
+// it; "[]" matches any element of a list ("sources[].filter_subject"). Of several
+// matches the first in the file wins.
 func rangeOf(d *model.Decl, paths []string) string {
 	if d == nil {
 		return ""
 	}
 	for _, p := range paths {
-		if rg, ok := d.Fields[p]; ok {
-			return pos(rg)
-		}
-		var inside []hcl.Range
+		var hits []hcl.Range
 		for k, rg := range d.Fields {
-			if strings.HasPrefix(k, p+".") {
-				inside = append(inside, rg)
+			k = listIndex.ReplaceAllString(k, "[]")
+			if k == p || strings.HasPrefix(k, p+".") || strings.HasPrefix(k, p+"[") {
+				hits = append(hits, rg)
 			}
 		}
-		if len(inside) > 0 {
-			slices.SortFunc(inside, func(a, b hcl.Range) int { return a.Start.Byte - b.Start.Byte })
-			return pos(inside[0])
+		if len(hits) > 0 {
+			slices.SortFunc(hits, func(a, b hcl.Range) int { return a.Start.Byte - b.Start.Byte })
+			return pos(hits[0])
 		}
 	}
 	return pos(d.Range)
 }
+
+// listIndex is a list index in a field path ("sources[2]").
+var listIndex = regexp.MustCompile(`\[\d+\]`)
 
 func pos(rg hcl.Range) string {
 	if rg.Filename == "" {
