@@ -257,8 +257,10 @@ func (l *limitsCheck) consumer(ch *Change) {
 	refuse := func(path, msg string) {
 		l.c.finding(CodeAccountLimits, SevError, ch.Address, fieldPos(decl, path), msg)
 	}
+	// A consumer's replicas are bounded by its stream's, which are checked against the
+	// cluster; more than the stream's is the server's own rule (preflight).
 	st := l.streams[ch.Stream]
-	if st == nil || !l.replicas(cfg.Replicas, refuse) || l.tiers == nil {
+	if st == nil || l.tiers == nil {
 		l.addConsumer(ch)
 		return
 	}

@@ -131,6 +131,7 @@ var consumerCodeFields = map[uint16][]string{
 	10116: {"backoff", "max_deliver"},
 	10121: {"max_ack_pending"},
 	10125: {"max_batch"},
+	10074: {"num_replicas"},
 	10126: {"num_replicas"},
 	10133: {"num_replicas"},
 	10134: {"num_replicas"},

@@ -184,11 +184,11 @@ func (r *run) consumer(ch *plan.Change) error {
 		r.unchecked(ch, "its planned config does not decode: "+err.Error())
 		return nil
 	}
-	// The shadow holds the stream with one replica, so a consumer's replica count is
-	// judged here against the stream's real one, by the server's two rules, and sent as
-	// "inherit".
+	// The shadow is one server holding the stream with one replica, so a consumer's
+	// replica count is judged here against the stream's real one, by the server's rules,
+	// and sent as "inherit".
 	body := ch.After
-	if sr := max(1, r.replicas[ch.Stream]); sr > 1 && cfg.Replicas != 0 {
+	if sr := max(1, r.replicas[ch.Stream]); cfg.Replicas != 0 && (sr > 1 || cfg.Replicas > 1) {
 		if apiErr := consumerReplicas(cfg.Replicas, sr, r.retention[ch.Stream]); apiErr != nil {
 			return r.refused(ch, true, &jsapi.Error{Op: string(ch.Action) + " consumer", Code: apiErr.Code,
 				ErrCode: apiErr.ErrCode, Description: apiErr.Description})
@@ -301,7 +301,7 @@ func (r *run) refused(ch *plan.Change, consumer bool, err error) error {
 		return fmt.Errorf("preflight %s: %w", ch.Address, err)
 	}
 	decl := r.decl(ch)
-	paths := refusedFields(consumer, apiErr.ErrCode, apiErr.Description)
+	paths := changedFirst(refusedFields(consumer, apiErr.ErrCode, apiErr.Description), ch)
 	what := "create"
 	if ch.Action != plan.ActCreate {
 		what = "update"
@@ -314,12 +314,41 @@ func (r *run) refused(ch *plan.Change, consumer bool, err error) error {
 	return nil
 }
 
+// changedFirst orders the attributes a refusal names so that those an update changes
+// come first: of "max_age" and "duplicate_window", the one the update lowered is the
+// one to point at.
+func changedFirst(paths []string, ch *plan.Change) []string {
+	if len(ch.Fields) == 0 || len(paths) < 2 {
+		return paths
+	}
+	changed := func(p string) bool {
+		top, _, _ := strings.Cut(listIndex.ReplaceAllString(p, ""), ".")
+		for _, f := range ch.Fields {
+			if ftop, _, _ := strings.Cut(f.Path, "."); ftop == top {
+				return true
+			}
+		}
+		return false
+	}
+	out := slices.Clone(paths)
+	slices.SortStableFunc(out, func(a, b string) int {
+		switch ca, cb := changed(a), changed(b); {
+		case ca && !cb:
+			return -1
+		case cb && !ca:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
 // hint names the attributes to change as the language spells them ("source.filter_subject"),
 // at most two, leaving out a block whose attribute is already named.
 func hint(paths []string) string {
 	var names []string
 	for _, p := range paths {
-		n := strings.NewReplacer("sources[]", "source", "subject_transforms[]", "subject_transform", "[]", "").Replace(p)
+		n := strings.NewReplacer("sources[]", "source", "sources", "source", "subject_transforms[]", "subject_transform", "subject_transforms", "subject_transform", "[]", "").Replace(p)
 		if !slices.ContainsFunc(names, func(have string) bool { return have == n || strings.HasPrefix(have, n+".") }) {
 			names = append(names, n)
 		}

@@ -43,7 +43,12 @@ func (c *counter) settle(t *testing.T) {
 
 func writeCounter(t *testing.T, s *embedded.Server) *counter {
 	t.Helper()
-	nc := testsrv.Connect(t, s)
+	return countWrites(t, testsrv.Connect(t, s))
+}
+
+// countWrites counts the write requests of nc's account, listening on nc.
+func countWrites(t *testing.T, nc *nats.Conn) *counter {
+	t.Helper()
 	n := &counter{nc: nc}
 	for _, subj := range []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
 		"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DURABLE.CREATE.>", "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>"} {
