@@ -8,7 +8,8 @@
 // NP304 finding at the attribute that caused it.
 //
 // What the private server can not know is the target's: its account limits and its
-// cluster size. Those are plan's static NP403 checks; here replicas are sent as 1.
+// cluster size. Those are plan's static NP403 checks; here replicas are sent as 1, and
+// storage as memory (see shadowStream).
 package preflight
 
 import (
@@ -142,7 +143,7 @@ func (r *run) stream(ch *plan.Change) error {
 			return nil
 		}
 	}
-	body, err := withReplicas(ch.After, shadowReplicas(cfg.Replicas))
+	body, err := withFields(ch.After, shadowStream(&cfg))
 	if err != nil {
 		r.unchecked(ch, err.Error())
 		return nil
@@ -194,7 +195,7 @@ func (r *run) consumer(ch *plan.Change) error {
 				ErrCode: apiErr.ErrCode, Description: apiErr.Description})
 		}
 		var err error
-		if body, err = withReplicas(ch.After, 0); err != nil {
+		if body, err = withFields(ch.After, map[string]string{"num_replicas": "0"}); err != nil {
 			r.unchecked(ch, err.Error())
 			return nil
 		}
@@ -248,6 +249,9 @@ func (r *run) restoreStream(name string, visiting map[string]bool) error {
 	}
 	real := cfg.Replicas
 	cfg.Replicas = shadowReplicas(cfg.Replicas)
+	if cfg.PersistMode != server.AsyncPersistMode {
+		cfg.Storage = server.MemoryStorage
+	}
 	sealed := cfg.Sealed
 	cfg.Sealed = false // the server refuses to create a sealed stream
 	if err := r.sh.js.Request(r.ctx, "recreate stream "+name, "STREAM.CREATE."+name, cfg, nil); err != nil {
@@ -443,16 +447,29 @@ func shadowReplicas(n int) int {
 	return n
 }
 
-// withReplicas returns the config JSON with num_replicas set to n, every other byte's
-// meaning unchanged.
-func withReplicas(raw json.RawMessage, n int) (json.RawMessage, error) {
+// shadowStream is what the shadow gets different from what apply sends: replicas a
+// single server holds, and memory storage. A file stream costs the shadow ~18ms to
+// create and a memory one under 1ms (BenchmarkCheck), and the server's config checks
+// do not depend on the storage type except that async persist needs file storage, so
+// such streams keep it. Changing storage or persist_mode is refused by plan (NP303)
+// before this check.
+func shadowStream(cfg *server.StreamConfig) map[string]string {
+	out := map[string]string{"num_replicas": fmt.Sprint(shadowReplicas(cfg.Replicas))}
+	if cfg.PersistMode != server.AsyncPersistMode {
+		out["storage"] = `"memory"`
+	}
+	return out
+}
+
+// withFields returns the config JSON with the given top-level fields set to the given
+// JSON values, every other field's meaning unchanged.
+func withFields(raw json.RawMessage, fields map[string]string) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("its planned config does not decode: %w", err)
 	}
-	if cur, ok := m["num_replicas"]; !ok && n == 0 || ok && string(cur) == fmt.Sprint(n) {
-		return raw, nil
+	for k, v := range fields {
+		m[k] = json.RawMessage(v)
 	}
-	m["num_replicas"] = json.RawMessage(fmt.Sprint(n))
 	return json.Marshal(m)
 }

@@ -15,7 +15,7 @@ import (
 // shadowStore is the storage the shadow may reserve: far above any real limit, so that
 // the shadow itself never refuses for size. Account and server sizes are the target's,
 // checked by plan (NP403).
-const shadowStore = 1 << 50
+const shadowStore = 1 << 62
 
 // shadowTimeout bounds each request to the shadow. It answers in microseconds; the
 // bound only keeps a wedged shadow from hanging the command.
