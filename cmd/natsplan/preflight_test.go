@@ -438,6 +438,15 @@ consumer "S" "c" {
   ack_policy   = "explicit"
   num_replicas = 3 # ERROR NP304 10126
 }`},
+	{name: "kv bucket with a ttl below 100ms", config: `
+kv "sessions" {
+  history = 2
+  ttl     = "50ms" # ERROR NP304 10052
+}`},
+	{name: "object store with a description over 4096 characters", config: `
+object_store "assets" {
+  description = "` + strings.Repeat("d", 5000) + `" # ERROR NP304 10052
+}`},
 }
 
 func init() {
@@ -825,4 +834,24 @@ stream "S" {
   subjects     = ["s.>"]
   num_replicas = 3 # ERROR NP403 10074
 }`})
+}
+
+// TestExamplesValidate: no example is refused offline (no false refusals); that they
+// plan and apply cleanly against a server is TestExamplesConverge.
+func TestExamplesValidate(t *testing.T) {
+	dirs, err := filepath.Glob("../../examples/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, "testdata/converge")
+	for _, dir := range dirs {
+		if hcl, _ := filepath.Glob(filepath.Join(dir, "*.hcl")); len(hcl) == 0 || filepath.Base(dir) == "invalid" {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			if code, out, errOut := offlineCLI(t, "validate", dir); code != 0 {
+				t.Fatalf("validate exit %d\n%s\n%s", code, out, errOut)
+			}
+		})
+	}
 }
