@@ -36,7 +36,7 @@ func readTarget(ctx context.Context, c *jsapi.Client) (*model.Target, error) {
 		Version:  nc.ConnectedServerVersion(),
 		Limits:   limits(ai),
 		Tiers:    tiers(ai),
-		Peers:    peers(nc),
+		Peers:    peers(nc, c.Prefix),
 	}, nil
 }
 
@@ -55,10 +55,18 @@ func tiers(ai *server.JetStreamAccountStats) map[string]server.JetStreamAccountL
 }
 
 // peers is the number of servers a replica can be placed on, as far as a client can
-// tell: 1 outside a cluster; in a cluster, the distinct servers the cluster advertises
-// to clients (its connect URLs). A cluster that does not advertise (no_advertise) shows
-// fewer; below 2 that is unknown, 0, so that no replica count is refused on a guess.
-func peers(nc *nats.Conn) int {
+// tell: 1 for a JetStream server outside a cluster; in a cluster, the distinct servers
+// the cluster advertises to clients (its connect URLs). It is 0, unknown, when the
+// JetStream answering is not the connected server's (a leaf node without JetStream, a
+// request to another domain) or when a cluster advertises fewer than 2 servers
+// (no_advertise): no replica count is refused on a guess.
+func peers(nc *nats.Conn, prefix string) int {
+	if js, _ := nc.ConnectedServerJetStream(); !js {
+		return 0
+	}
+	if d := nc.ConnectedDomain(); prefix != "$JS.API" && prefix != "$JS."+d+".API" {
+		return 0
+	}
 	if nc.ConnectedClusterName() == "" {
 		return 1
 	}

@@ -826,14 +826,34 @@ consumer "S" "c" {
 	}
 }
 
-// TestRefusedOnSingleServer: replicas on a server outside a cluster.
+// TestRefusedOnSingleServer: replicas on a server outside a cluster; above the
+// server's maximum of 5 validate refuses them too.
 func TestRefusedOnSingleServer(t *testing.T) {
-	s := testsrv.Start(t)
-	expectRefused(t, s.ClientURL(), testsrv.Connect(t, s), refusal{name: "three replicas", config: `
+	for _, tc := range []refusal{
+		{name: "three replicas", config: `
 stream "S" {
   subjects     = ["s.>"]
   num_replicas = 3 # ERROR NP403 10074
+}`},
+		{name: "seven replicas", config: `
+kv "flags" {
+  num_replicas = 7 # ERROR NP403 10074
+}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testsrv.Start(t)
+			expectRefused(t, s.ClientURL(), testsrv.Connect(t, s), tc)
+		})
+	}
+	dir := writeConfig(t, map[string]string{"c.hcl": refusalProject + `
+stream "S" {
+  subjects     = ["s.>"]
+  num_replicas = 7
 }`})
+	code, out, errOut := offlineCLI(t, "validate", dir)
+	if code != exitError || !strings.Contains(errOut, "c.hcl:7:3: error NP304") || !strings.Contains(errOut, "maximum replicas is 5") {
+		t.Fatalf("validate of 7 replicas: exit %d, want the server's refusal at c.hcl:7:3\n%s\n%s", code, out, errOut)
+	}
 }
 
 // TestExamplesValidate: no example is refused offline (no false refusals); that they
