@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
@@ -173,25 +175,32 @@ func BenchmarkShadowStart(b *testing.B) {
 	}
 }
 
-// BenchmarkCheck measures a check of 100 stream creates with one consumer each.
+// BenchmarkCheck measures a check of N stream creates with two consumers each, the
+// shape of bench/'s plans.
 func BenchmarkCheck(b *testing.B) {
-	b.Setenv("TMPDIR", b.TempDir())
-	desired := model.New()
-	for i := range 100 {
-		name := "S" + string(rune('A'+i/26)) + string(rune('A'+i%26))
-		desired.Streams[name] = &model.Stream{Name: name, Kind: model.KindStream,
-			Config: server.StreamConfig{Name: name, Subjects: []string{name + ".>"}}}
-		k := model.ConsumerKey{Stream: name, Name: "c"}
-		desired.Consumers[k] = &model.Consumer{Stream: name, Name: "c", Config: server.ConsumerConfig{AckPolicy: server.AckExplicit}}
-	}
-	p, err := plan.Compute(desired, model.New(), plan.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		res, err := Check(context.Background(), p, desired, model.New())
-		if err != nil || len(res.Findings) != 0 {
-			b.Fatal(err, res.Findings)
-		}
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.Setenv("TMPDIR", b.TempDir())
+			desired := model.New()
+			for i := range n {
+				name := fmt.Sprintf("S%04d", i)
+				desired.Streams[name] = &model.Stream{Name: name, Kind: model.KindStream,
+					Config: server.StreamConfig{Name: name, Subjects: []string{name + ".>"}, MaxAge: time.Hour}}
+				for _, c := range []string{"a", "b"} {
+					desired.Consumers[model.ConsumerKey{Stream: name, Name: c}] = &model.Consumer{Stream: name, Name: c,
+						Config: server.ConsumerConfig{AckPolicy: server.AckExplicit, MaxAckPending: 100}}
+				}
+			}
+			p, err := plan.Compute(desired, model.New(), plan.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				res, err := Check(context.Background(), p, desired, model.New())
+				if err != nil || len(res.Findings) != 0 || res.Checked != 3*n {
+					b.Fatal(err, res.Findings)
+				}
+			}
+		})
 	}
 }
