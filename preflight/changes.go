@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -59,14 +60,48 @@ func (r *run) streamChange(i int, ch *plan.Change) error {
 		if ch.Action != plan.ActCreate {
 			return nil // the shadow keeps the live stream, which the consumers are checked against
 		}
-		// So that its consumers are still checked, the refused stream is created as a
-		// lenient server would take it; where even that fails, they are not checked.
-		if err := r.sh.js.Request(r.ctx, "create stream "+ch.Name, "STREAM.CREATE."+ch.Name, body, nil); err != nil {
-			return r.quiet(err)
+		if ok, err := r.standIn(ch.Name, body); err != nil || !ok {
+			return err
 		}
 	}
 	r.setStream(ch.Name, true, cfg.Replicas, cfg.Retention)
 	return nil
+}
+
+// standInTries bounds how many refused attributes standIn leaves out.
+const standInTries = 4
+
+// standIn creates a refused stream in the shadow anyway, so that its consumers are still
+// checked: as a lenient server takes it, else without the attributes the server names
+// (back at their defaults). It reports whether the stream now exists.
+func (r *run) standIn(name string, body json.RawMessage) (bool, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return false, nil
+	}
+	for range standInTries {
+		req, err := json.Marshal(m)
+		if err != nil {
+			return false, nil
+		}
+		err = r.sh.js.Request(r.ctx, "create stream "+name, "STREAM.CREATE."+name, json.RawMessage(req), nil)
+		var apiErr *jsapi.Error
+		if !errors.As(err, &apiErr) {
+			return err == nil, r.quiet(err)
+		}
+		dropped := false
+		for _, path := range refusedFields(false, apiErr.ErrCode, apiErr.Description) {
+			top, _, _ := strings.Cut(listIndex.ReplaceAllString(path, ""), ".")
+			if _, ok := m[top]; ok && top != "name" {
+				delete(m, top)
+				dropped = true
+			}
+		}
+		if !dropped {
+			return false, nil
+		}
+	}
+	return false, nil
 }
 
 func (r *run) consumer(i int, ch *plan.Change) error {
