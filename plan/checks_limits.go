@@ -53,15 +53,13 @@ func (c *computer) checkAccountLimits() {
 		if errored[ch.Address] {
 			continue
 		}
-		if ch.Kind == kindConsumerChange {
+		if ch.Kind == KindConsumer {
 			l.consumer(ch)
 		} else {
 			l.stream(ch)
 		}
 	}
 }
-
-const kindConsumerChange = "consumer"
 
 // erroredAddresses are the addresses that already carry an error finding: a change
 // refused once is not reported again.

@@ -15,7 +15,7 @@ import (
 
 // change sends change i of the plan to the shadow.
 func (r *run) change(i int, ch *plan.Change) error {
-	if ch.Kind == "consumer" {
+	if ch.Kind == plan.KindConsumer {
 		return r.consumer(i, ch)
 	}
 	return r.streamChange(i, ch)
@@ -193,7 +193,7 @@ func (r *run) restoreLive(p *plan.Plan) error {
 		if ch.Action == plan.ActDelete || r.errored[ch.Address] {
 			continue
 		}
-		if ch.Kind == "consumer" {
+		if ch.Kind == plan.KindConsumer {
 			want(ch.Stream)
 			continue
 		}

@@ -59,7 +59,7 @@ func hint(paths []string) string {
 
 // decl is the declaration of the object a change touches, or nil.
 func (r *run) decl(ch *plan.Change) *model.Decl {
-	if ch.Kind == "consumer" {
+	if ch.Kind == plan.KindConsumer {
 		if dc := r.desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
 			return dc.Decl
 		}

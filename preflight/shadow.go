@@ -34,7 +34,7 @@ type shadow struct {
 func startShadow(ctx context.Context) (*shadow, error) {
 	dir, err := os.MkdirTemp("", "natsplan-preflight-")
 	if err != nil {
-		return nil, fmt.Errorf("preflight: temporary store: %w", err)
+		return nil, fmt.Errorf("preflight: a temporary store for the check server: %w (set TMPDIR to a writable folder)", err)
 	}
 	sh := &shadow{dir: dir}
 	opts := &server.Options{
