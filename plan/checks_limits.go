@@ -48,7 +48,7 @@ func (c *computer) checkAccountLimits() {
 			l.consumers[k.Stream][k.Name] = true
 		}
 	}
-	errored := erroredAddresses(c.p)
+	errored := Refused(c.p)
 	for _, ch := range c.p.Changes {
 		if errored[ch.Address] {
 			continue
@@ -61,12 +61,13 @@ func (c *computer) checkAccountLimits() {
 	}
 }
 
-// erroredAddresses are the addresses that already carry an error finding: a change
-// refused once is not reported again.
-func erroredAddresses(p *Plan) map[string]bool {
+// Refused returns the addresses that already carry an error finding: a change refused
+// once is not checked or reported again. An error a flag overrides (data loss) does not
+// count: with the flag, apply sends the change, so it must be checked.
+func Refused(p *Plan) map[string]bool {
 	out := map[string]bool{}
 	for _, f := range p.Findings {
-		if f.Severity == SevError {
+		if f.Severity == SevError && f.Overridable == "" {
 			out[f.Address] = true
 		}
 	}

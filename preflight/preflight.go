@@ -74,12 +74,7 @@ func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Resu
 	res.Startup = time.Since(start)
 	r := &run{ctx: ctx, sh: sh, desired: desired, live: live, res: res,
 		present: map[string]bool{}, replicas: map[string]int{}, retention: map[string]server.RetentionPolicy{},
-		errored: map[string]bool{}, at: map[*plan.Finding]int{}}
-	for _, f := range p.Findings {
-		if f.Severity == plan.SevError {
-			r.errored[f.Address] = true
-		}
-	}
+		errored: plan.Refused(p), at: map[*plan.Finding]int{}}
 	if err := r.restoreLive(p); err != nil {
 		return nil, err
 	}

@@ -102,18 +102,24 @@ func TestCheckFindsAndCleansUp(t *testing.T) {
 }
 
 // TestCheckSkipsErroredChanges: a change that already carries an error finding is not
-// sent again, so it is not reported twice.
+// sent again, so it is not reported twice; one whose error a flag overrides (data loss)
+// is sent, because with the flag apply sends it.
 func TestCheckSkipsErroredChanges(t *testing.T) {
 	isolateTemp(t)
-	desired := desiredStream("BAD", server.StreamConfig{Subjects: []string{"bad.>"}, MaxAge: 50_000_000}, "max_age")
-	p := computePlan(t, desired, model.New())
-	p.Findings = append(p.Findings, &plan.Finding{Code: "NP305", Severity: plan.SevError, Address: "stream.BAD"})
-	res, err := Check(context.Background(), p, desired, model.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Findings) != 0 || res.Checked != 0 {
-		t.Fatalf("an errored change was checked again: %d checked, findings %+v", res.Checked, res.Findings)
+	for _, tc := range []struct {
+		overridable string
+		want        int
+	}{{"", 0}, {"allow-data-loss", 1}} {
+		desired := desiredStream("BAD", server.StreamConfig{Subjects: []string{"bad.>"}, MaxAge: 50_000_000}, "max_age")
+		p := computePlan(t, desired, model.New())
+		p.Findings = append(p.Findings, &plan.Finding{Code: "NP302", Severity: plan.SevError, Address: "stream.BAD", Overridable: tc.overridable})
+		res, err := Check(context.Background(), p, desired, model.New())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Findings) != tc.want || res.Checked != tc.want {
+			t.Fatalf("overridable %q: %d checked, findings %s; want %d", tc.overridable, res.Checked, jsonOf(res.Findings), tc.want)
+		}
 	}
 }
 
