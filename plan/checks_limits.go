@@ -74,6 +74,28 @@ func Refused(p *Plan) map[string]bool {
 	return out
 }
 
+// refuser returns how to raise NP403 for ch at one of its attributes ("" for the block).
+func (l *limitsCheck) refuser(ch *Change) func(path, msg string) {
+	decl := DeclOf(l.c.desired, ch)
+	return func(path, msg string) {
+		l.c.finding(CodeAccountLimits, SevError, ch.Address, fieldPos(decl, path), msg)
+	}
+}
+
+// DeclOf returns where the object a change touches is declared in desired, or nil.
+func DeclOf(desired *model.Model, ch *Change) *model.Decl {
+	if ch.Kind == KindConsumer {
+		if dc := desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
+			return dc.Decl
+		}
+		return nil
+	}
+	if ds := desired.Streams[ch.Name]; ds != nil {
+		return ds.Decl
+	}
+	return nil
+}
+
 // tier selects the limits for a replica count as the server does (selectLimits): the
 // account-wide limits when there are any, else the tier "R<n>".
 func (l *limitsCheck) tier(replicas int) (string, server.JetStreamAccountLimits, bool) {
@@ -99,13 +121,7 @@ func (l *limitsCheck) stream(ch *Change) {
 	if json.Unmarshal(ch.After, &cfg) != nil {
 		return
 	}
-	var decl *model.Decl
-	if ds := l.c.desired.Streams[ch.Name]; ds != nil {
-		decl = ds.Decl
-	}
-	refuse := func(path, msg string) {
-		l.c.finding(CodeAccountLimits, SevError, ch.Address, fieldPos(decl, path), msg)
-	}
+	refuse := l.refuser(ch)
 	if l.replicas(cfg.Replicas, refuse) && l.tiers != nil {
 		l.streamLimits(ch, &cfg, refuse)
 	}
@@ -249,13 +265,7 @@ func (l *limitsCheck) consumer(ch *Change) {
 	if json.Unmarshal(ch.After, &cfg) != nil {
 		return
 	}
-	var decl *model.Decl
-	if dc := l.c.desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
-		decl = dc.Decl
-	}
-	refuse := func(path, msg string) {
-		l.c.finding(CodeAccountLimits, SevError, ch.Address, fieldPos(decl, path), msg)
-	}
+	refuse := l.refuser(ch)
 	// A consumer's replicas are bounded by its stream's, which are checked against the
 	// cluster; more than the stream's is the server's own rule (preflight).
 	st := l.streams[ch.Stream]

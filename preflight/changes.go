@@ -295,7 +295,7 @@ func (r *run) refused(i int, ch *plan.Change, consumer bool, err error) error {
 		what = "update"
 	}
 	r.found(i, &plan.Finding{
-		Code: CodeRefused, Severity: plan.SevError, Address: ch.Address, Range: rangeOf(r.decl(ch), paths),
+		Code: CodeRefused, Severity: plan.SevError, Address: ch.Address, Range: rangeOf(plan.DeclOf(r.desired, ch), paths),
 		Message: fmt.Sprintf("the server refuses this configuration: %s (JetStream error %d on the planned %s)%s",
 			apiErr.Description, apiErr.ErrCode, what, hint(paths)),
 	})

@@ -57,20 +57,6 @@ func hint(paths []string) string {
 	return "; change " + strings.Join(names[:min(2, len(names))], " or ")
 }
 
-// decl is the declaration of the object a change touches, or nil.
-func (r *run) decl(ch *plan.Change) *model.Decl {
-	if ch.Kind == plan.KindConsumer {
-		if dc := r.desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
-			return dc.Decl
-		}
-		return nil
-	}
-	if ds := r.desired.Streams[ch.Name]; ds != nil {
-		return ds.Decl
-	}
-	return nil
-}
-
 // rangeOf renders the position of the first of paths the declaration sets, else the
 // block's. A path matches an attribute or a block of that name and whatever is inside
 // it; "[]" matches any element of a list ("sources[].filter_subject"). Of several

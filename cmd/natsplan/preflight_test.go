@@ -859,15 +859,7 @@ stream "S" {
 // TestExamplesValidate: no example is refused offline (no false refusals); that they
 // plan and apply cleanly against a server is TestExamplesConverge.
 func TestExamplesValidate(t *testing.T) {
-	dirs, err := filepath.Glob("../../examples/*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dirs = append(dirs, "testdata/converge")
-	for _, dir := range dirs {
-		if hcl, _ := filepath.Glob(filepath.Join(dir, "*.hcl")); len(hcl) == 0 || filepath.Base(dir) == "invalid" {
-			continue
-		}
+	for _, dir := range exampleDirs(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			if code, out, errOut := offlineCLI(t, "validate", dir); code != 0 {
 				t.Fatalf("validate exit %d\n%s\n%s", code, out, errOut)
