@@ -4,8 +4,8 @@
 // the only way to apply the same rules rather than a re-typed copy of some of them is to
 // ask a server: preflight starts a private in-process nats-server (no listener, no logs,
 // a temporary store), recreates in it the live objects the plan touches, and sends it
-// each planned change exactly as apply would, in plan order. Every refusal becomes an
-// NP304 finding at the attribute that caused it.
+// each planned change as apply would: the same request, step by step, each after what
+// it depends on. Every refusal becomes an NP304 finding at the attribute that caused it.
 //
 // What the private server can not know is the target's: its account limits and its
 // cluster size. Those are plan's static NP403 checks; here replicas are sent as 1, and
