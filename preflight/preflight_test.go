@@ -210,3 +210,25 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestUncheckedIsReported: a live stream the private server will not recreate (here a
+// config no current server accepts) leaves the update of it unchecked, and says so,
+// rather than passing it silently.
+func TestUncheckedIsReported(t *testing.T) {
+	isolateTemp(t)
+	live := model.New()
+	live.Target = &model.Target{APILevel: server.JSApiLevel}
+	live.Streams["OLD"] = &model.Stream{Name: "OLD", Kind: model.KindStream, Config: server.StreamConfig{
+		Name: "OLD", Subjects: []string{"old.>"}, Storage: server.FileStorage, MaxAge: 50_000_000, Duplicates: 50_000_000,
+		MaxMsgs: -1, MaxBytes: -1, MaxMsgsPer: -1, MaxMsgSize: -1, MaxConsumers: -1, Replicas: 1,
+	}}
+	desired := desiredStream("OLD", server.StreamConfig{Subjects: []string{"old.>"}, MaxAge: time.Hour}, "max_age")
+	p := computePlan(t, desired, live)
+	res, err := Check(context.Background(), p, desired, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unchecked) != 1 || !strings.HasPrefix(res.Unchecked[0], "stream.OLD: ") || len(res.Findings) != 0 {
+		t.Fatalf("unchecked %q, findings %s; want stream.OLD unchecked and no finding", res.Unchecked, jsonOf(res.Findings))
+	}
+}
