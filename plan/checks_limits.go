@@ -50,8 +50,8 @@ func (c *computer) checkAccountLimits() {
 	}
 	errored := Refused(c.p)
 	for _, ch := range c.p.Changes {
-		if errored[ch.Address] {
-			continue
+		if errored[ch.Address] || ch.Blocked != "" {
+			continue // apply will not send it
 		}
 		if ch.Kind == KindConsumer {
 			l.consumer(ch)

@@ -15,6 +15,9 @@ import (
 
 // change sends change i of the plan to the shadow.
 func (r *run) change(i int, ch *plan.Change) error {
+	if ch.Blocked != "" {
+		return nil // apply will not send it; its NP303 says why
+	}
 	if ch.Kind == plan.KindConsumer {
 		return r.consumer(i, ch)
 	}
@@ -30,12 +33,24 @@ func (r *run) streamChange(i int, ch *plan.Change) error {
 		}
 		return nil
 	}
-	if r.errored[ch.Address] {
-		return nil
-	}
 	var cfg server.StreamConfig
 	if err := json.Unmarshal(ch.After, &cfg); err != nil {
 		r.unchecked(ch, "its planned config does not decode: "+err.Error())
+		return nil
+	}
+	if r.errored[ch.Address] {
+		// Refused already: not reported again, but a new stream still stands in for
+		// its consumers, which are checked against it.
+		if ch.Action == plan.ActCreate {
+			body, err := withFields(ch.After, shadowStream(&cfg))
+			if err != nil {
+				return nil
+			}
+			if ok, err := r.standIn(ch.Name, body); err != nil || !ok {
+				return err
+			}
+			r.setStream(ch.Name, true, cfg.Replicas, cfg.Retention)
+		}
 		return nil
 	}
 	if ch.Action != plan.ActCreate && !present {
@@ -190,7 +205,7 @@ func (r *run) restoreLive(p *plan.Plan) error {
 		}
 	}
 	for _, ch := range p.Changes {
-		if ch.Action == plan.ActDelete || r.errored[ch.Address] {
+		if ch.Action == plan.ActDelete || r.errored[ch.Address] || ch.Blocked != "" {
 			continue
 		}
 		if ch.Kind == plan.KindConsumer {

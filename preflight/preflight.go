@@ -40,11 +40,11 @@ type Result struct {
 	Startup time.Duration
 }
 
-// Needed reports whether p has a create or an update to check. A plan without one
-// must not pay for a server.
+// Needed reports whether p has a create or an update to check (blocked ones are not
+// sent). A plan without one must not pay for a server.
 func Needed(p *plan.Plan) bool {
 	for _, ch := range p.Changes {
-		if ch.Action != plan.ActDelete {
+		if ch.Action != plan.ActDelete && ch.Blocked == "" {
 			return true
 		}
 	}

@@ -20,7 +20,7 @@ stream "EVENTS_COPY" {
 
 stream "EVENTS_DLQ" {
   subjects = ["dlq.events.>"]
-  max_msgs = -5 # ERROR: NP304 -1 is unlimited; the server refuses other negative values
+  max_msgs = -5 # ERROR: NP305 -1 is unlimited; the server refuses other negative values
 }
 
 consumer "EVENTS_DLQ" "audit" {
