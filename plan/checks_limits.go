@@ -166,8 +166,8 @@ func (l *limitsCheck) streamLimits(ch *Change, cfg *server.StreamConfig, refuse 
 			}
 		}
 		if n >= lim.MaxStreams {
-			refuse("", fmt.Sprintf("the account allows %d streams%s and %d exist when apply reaches this create (the plan deletes "+
-				"streams only after creating): the server refuses it (\"maximum number of streams reached\", JetStream error 10027); "+
+			refuse("", fmt.Sprintf("the account allows %d streams%s and %d exist when apply reaches this create (deletes run after "+
+				"creates, except where a create takes a deleted stream's subjects): the server refuses it (\"maximum number of streams reached\", JetStream error 10027); "+
 				"declare fewer streams, delete some first, or raise the account's max_streams", lim.MaxStreams, in, n))
 			return
 		}
