@@ -240,6 +240,13 @@ type Target struct {
 	Version  string `json:"version,omitempty"`
 	// Limits are the account's JetStream limits (0 or -1 means unlimited).
 	Limits AccountLimits `json:"-"`
+	// Tiers are the account's JetStream limits as the server selects them: under ""
+	// when the account has account-wide limits, else by replica tier ("R1", "R3").
+	// Nil when unknown (validate).
+	Tiers map[string]server.JetStreamAccountLimits `json:"-"`
+	// Peers is how many servers can hold a replica: 1 for a server outside a cluster,
+	// the servers the cluster advertises otherwise; 0 when unknown.
+	Peers int `json:"-"`
 }
 
 // AccountLimits are the JetStream limits that shape server defaults.

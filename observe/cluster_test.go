@@ -26,8 +26,8 @@ func TestReadCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Target.Cluster != "c" {
-		t.Errorf("target cluster %q, want c", m.Target.Cluster)
+	if m.Target.Cluster != "c" || m.Target.Peers != 3 {
+		t.Errorf("target cluster %q with %d peers, want c with 3", m.Target.Cluster, m.Target.Peers)
 	}
 	for _, name := range []string{"R1", "R3"} {
 		s := m.Streams[name]

@@ -94,6 +94,9 @@ func TestReadTarget(t *testing.T) {
 		APILevel: server.JSApiLevel,
 		Version:  server.VERSION,
 		Limits:   model.AccountLimits{MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1},
+		Tiers: map[string]server.JetStreamAccountLimits{"": {MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1,
+			MaxAckPending: -1, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1}},
+		Peers: 1,
 	}
 	if diff := cmp.Diff(want, m.Target); diff != "" {
 		t.Errorf("target (-want +got):\n%s", diff)

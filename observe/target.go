@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/model"
@@ -34,7 +35,51 @@ func readTarget(ctx context.Context, c *jsapi.Client) (*model.Target, error) {
 		APILevel: ai.API.Level,
 		Version:  nc.ConnectedServerVersion(),
 		Limits:   limits(ai),
+		Tiers:    tiers(ai),
+		Peers:    peers(nc, c.Prefix),
 	}, nil
+}
+
+// tiers are the account's limits keyed the way the server selects them: "" for
+// account-wide limits, else the replica tier. The server reports tiered limits with the
+// account-wide ones left zero.
+func tiers(ai *server.JetStreamAccountStats) map[string]server.JetStreamAccountLimits {
+	if ai.Limits != (server.JetStreamAccountLimits{}) || len(ai.Tiers) == 0 {
+		return map[string]server.JetStreamAccountLimits{"": ai.Limits}
+	}
+	out := make(map[string]server.JetStreamAccountLimits, len(ai.Tiers))
+	for name, t := range ai.Tiers {
+		out[name] = t.Limits
+	}
+	return out
+}
+
+// peers is the number of servers a replica can be placed on, as far as a client can
+// tell: 1 for a JetStream server outside a cluster; in a cluster, the distinct servers
+// the cluster advertises to clients (its connect URLs). It is 0, unknown, when the
+// JetStream answering is not the connected server's (a leaf node without JetStream, a
+// request to another domain) or when a cluster advertises fewer than 2 servers
+// (no_advertise): no replica count is refused on a guess.
+func peers(nc *nats.Conn, prefix string) int {
+	if js, _ := nc.ConnectedServerJetStream(); !js {
+		return 0
+	}
+	if d := nc.ConnectedDomain(); prefix != "$JS.API" && prefix != "$JS."+d+".API" {
+		return 0
+	}
+	if nc.ConnectedClusterName() == "" {
+		return 1
+	}
+	seen := map[string]bool{}
+	for _, u := range nc.Servers() {
+		if p, err := url.Parse(u); err == nil {
+			seen[p.Host] = true
+		}
+	}
+	if len(seen) < 2 {
+		return 0
+	}
+	return len(seen)
 }
 
 // redactToken hides a token given as the user-info of a URL (nats://TOKEN@host), which

@@ -104,6 +104,7 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 	c.judgeLoss()
 	c.order()
 	OrderLanes(c.p, desired, live)
+	c.checkAccountLimits()
 	c.summarise()
 	c.p.DesiredHash = <-hash
 	return c.p, nil

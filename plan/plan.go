@@ -68,6 +68,9 @@ type Target struct {
 	APILevel int    `json:"api_level"`
 }
 
+// KindConsumer is the Kind of a consumer's change; the other kinds are model.Kind values.
+const KindConsumer = "consumer"
+
 // Change is one action on one object. Changes are listed in execution order.
 type Change struct {
 	Address string `json:"address"`

@@ -131,7 +131,7 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		if desired, live, err = f.loadAndRead(ctx, o.Paths); err != nil {
 			return err
 		}
-		if p, err = f.planWith(desired, live); err != nil {
+		if p, err = f.planWith(ctx, desired, live); err != nil {
 			return err
 		}
 		if err := f.refuse(p, aopts); err != nil {

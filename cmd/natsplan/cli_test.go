@@ -43,7 +43,12 @@ func (c *counter) settle(t *testing.T) {
 
 func writeCounter(t *testing.T, s *embedded.Server) *counter {
 	t.Helper()
-	nc := testsrv.Connect(t, s)
+	return countWrites(t, testsrv.Connect(t, s))
+}
+
+// countWrites counts the write requests of nc's account, listening on nc.
+func countWrites(t *testing.T, nc *nats.Conn) *counter {
+	t.Helper()
 	n := &counter{nc: nc}
 	for _, subj := range []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
 		"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DURABLE.CREATE.>", "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>"} {
@@ -63,16 +68,16 @@ func writeCounter(t *testing.T, s *embedded.Server) *counter {
 	return n
 }
 
-// TestExamplesConverge applies every example, then proves plan is empty (exit 0 with
-// --detailed-exitcode) and that a second apply sends no write request.
-func TestExamplesConverge(t *testing.T) {
+// exampleDirs are the folders of runnable configurations: every example, and
+// testdata/converge, which sets every stream and consumer field to a non-default value.
+func exampleDirs(t *testing.T) []string {
+	t.Helper()
 	dirs, err := filepath.Glob("../../examples/*")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// testdata/converge sets every stream and consumer field to a non-default value.
-	dirs = append(dirs, "testdata/converge")
-	for _, dir := range dirs {
+	var out []string
+	for _, dir := range append(dirs, "testdata/converge") {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
 		}
@@ -80,6 +85,15 @@ func TestExamplesConverge(t *testing.T) {
 		if len(hcl) == 0 || filepath.Base(dir) == "invalid" {
 			continue // examples/invalid holds one broken config per rule; examples/ci a workflow
 		}
+		out = append(out, dir)
+	}
+	return out
+}
+
+// TestExamplesConverge applies every example, then proves plan is empty (exit 0 with
+// --detailed-exitcode) and that a second apply sends no write request.
+func TestExamplesConverge(t *testing.T) {
+	for _, dir := range exampleDirs(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			s := testsrv.Start(t)
 			url := s.ClientURL()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
+	"github.com/natsplan/natsplan/preflight"
 	"github.com/natsplan/natsplan/schema"
 )
 
@@ -87,7 +89,7 @@ func (f *Factory) computePlan(ctx context.Context, paths []string) (*plan.Plan, 
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := f.planWith(desired, live)
+	p, err := f.planWith(ctx, desired, live)
 	return p, desired, err
 }
 
@@ -125,7 +127,7 @@ func (f *Factory) planAgainst(ctx context.Context, desired *model.Model) (*plan.
 	if err != nil {
 		return nil, err
 	}
-	return f.planWith(desired, live)
+	return f.planWith(ctx, desired, live)
 }
 
 // readLive connects (on first use) and reads every stream and consumer.
@@ -137,8 +139,9 @@ func (f *Factory) readLive(ctx context.Context) (*model.Model, error) {
 	return observe.Read(ctx, sess.JS, observe.Options{})
 }
 
-// planWith checks the target guard before trusting what was read, then computes the plan.
-func (f *Factory) planWith(desired, live *model.Model) (*plan.Plan, error) {
+// planWith checks the target guard before trusting what was read, computes the plan,
+// and proves its creates and updates against the server's own validation (preflight).
+func (f *Factory) planWith(ctx context.Context, desired, live *model.Model) (*plan.Plan, error) {
 	if err := plan.CheckTarget(desired.Expect, live.Target); err != nil {
 		return nil, err
 	}
@@ -151,5 +154,27 @@ func (f *Factory) planWith(desired, live *model.Model) (*plan.Plan, error) {
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)
 	}
-	return plan.Compute(desired, live, plan.Options{Version: buildVersion().Version})
+	p, err := plan.Compute(desired, live, plan.Options{Version: buildVersion().Version})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.preflight(ctx, p, desired, live); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// preflight sends the plan's creates and updates to a private server and adds its
+// refusals to the plan's findings. A plan with nothing to check starts no server.
+func (f *Factory) preflight(ctx context.Context, p *plan.Plan, desired, live *model.Model) error {
+	res, err := preflight.Check(ctx, p, desired, live)
+	if err != nil {
+		return err
+	}
+	p.Findings = append(p.Findings, res.Findings...)
+	if len(res.Unchecked) > 0 && !p.HasErrors() {
+		fmt.Fprintf(f.IO.ErrOut, "Warning: %d change(s) could not be checked against the server's validation before apply:\n  %s\n",
+			len(res.Unchecked), strings.Join(res.Unchecked, "\n  "))
+	}
+	return nil
 }

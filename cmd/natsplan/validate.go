@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
+	"github.com/natsplan/natsplan/preflight"
 )
 
 type validateOptions struct {
@@ -20,26 +23,31 @@ func newCmdValidate(f *Factory) *cobra.Command {
 		Use:   "validate [PATH...]",
 		Short: "Parse, type-check and run every static invariant; no server needed",
 		Long: `validate reads the files, checks every attribute, and runs the invariants that need no
-server (the concurrency rules, partitioning, overlapping subjects among declared streams).
+server (the concurrency rules, partitioning, overlapping subjects among declared streams),
+and sends every declared stream and consumer, as a create, to a private in-process
+nats-server, so that what the server's own validation refuses is an error here too.
 It exits 0 when the configuration is valid and 1 when any error was found.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
 			if err := checkFormat(o.Format, "text", "json"); err != nil {
 				return err
 			}
-			return runValidate(f, o)
+			return runValidate(c.Context(), f, o)
 		},
 	}
 	formatFlag(c, &o.Format, "text", "json")
 	return c
 }
 
-func runValidate(f *Factory, o *validateOptions) error {
+func runValidate(ctx context.Context, f *Factory, o *validateOptions) error {
 	desired, err := f.Load(o.Paths)
 	if err != nil {
 		return err
 	}
-	findings := plan.Validate(desired)
+	findings, err := validateFindings(ctx, desired)
+	if err != nil {
+		return err
+	}
 	if o.Format == "json" {
 		if err := render.FindingsJSON(f.IO.Out, findings); err != nil {
 			return err
@@ -56,4 +64,21 @@ func runValidate(f *Factory, o *validateOptions) error {
 		fmt.Fprintf(f.IO.Out, "Valid: %d files, %d streams, %d consumers.\n", len(desired.Files), len(desired.Streams), len(desired.Consumers))
 	}
 	return nil
+}
+
+// validateFindings plans every declared object as a create on an empty account, as
+// plan.Validate does, and proves those creates against the server's own validation on
+// a private server: with no target there are no account limits or cluster size to
+// check, and nothing live to recreate.
+func validateFindings(ctx context.Context, desired *model.Model) ([]*plan.Finding, error) {
+	empty := model.New()
+	p, err := plan.Compute(desired, empty, plan.Options{})
+	if err != nil {
+		return nil, err
+	}
+	res, err := preflight.Check(ctx, p, desired, empty)
+	if err != nil {
+		return nil, err
+	}
+	return append(p.Findings, res.Findings...), nil
 }

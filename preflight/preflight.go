@@ -1,0 +1,215 @@
+// Package preflight proves, before anything is sent to the target, that the server will
+// accept every create and update of a plan. The server's validation (checkStreamCfgLocked,
+// configUpdateCheckLocked, setConsumerConfigDefaults, checkConsumerCfg) is unexported, so
+// the only way to apply the same rules rather than a re-typed copy of some of them is to
+// ask a server: preflight starts a private in-process nats-server (no listener, no logs,
+// a temporary store), recreates in it the live objects the plan touches, and sends it
+// each planned change as apply would: the same request, step by step, each after what
+// it depends on. Every refusal becomes an NP304 finding at the attribute that caused it.
+//
+// What the private server can not know is the target's: its account limits and its
+// cluster size. Those are plan's static NP403 checks; here replicas are sent as 1, and
+// storage as memory (see shadowStream).
+package preflight
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/plan"
+)
+
+// CodeRefused is the finding for a change the server's own validation refuses.
+const CodeRefused = "NP304"
+
+// Result is what a check found and what it cost.
+type Result struct {
+	// Findings are the NP304 errors, one per refused change.
+	Findings []*plan.Finding
+	// Checked counts the changes sent to the private server.
+	Checked int
+	// Unchecked names changes that could not be checked, with why.
+	Unchecked []string
+	// Startup is how long the private server took to start; zero when the plan had
+	// nothing to check and none was started.
+	Startup time.Duration
+}
+
+// Needed reports whether p has a create or an update to check (blocked ones are not
+// sent). A plan without one must not pay for a server.
+func Needed(p *plan.Plan) bool {
+	for _, ch := range p.Changes {
+		if ch.Action != plan.ActDelete && ch.Blocked == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Parallelism bounds how many changes of one step are sent to the private server at
+// once. Changes in one step are independent except for the dependencies the plan lists,
+// which are waited for, as apply does.
+const Parallelism = 16
+
+// Check sends every create and update of p to a private server, in plan order, and
+// reports the refusals. desired gives the source ranges; live the configs to recreate.
+// Changes that already carry an error finding are not sent. The private server is
+// stopped and its store removed before Check returns.
+func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Result, error) {
+	res := &Result{}
+	if !Needed(p) {
+		return res, nil
+	}
+	start := time.Now()
+	sh, err := startShadow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer sh.stop()
+	res.Startup = time.Since(start)
+	r := &run{ctx: ctx, sh: sh, desired: desired, live: live, res: res,
+		present: map[string]bool{}, replicas: map[string]int{}, retention: map[string]server.RetentionPolicy{},
+		errored: plan.Refused(p), at: map[*plan.Finding]int{}}
+	if err := r.restoreLive(p); err != nil {
+		return nil, err
+	}
+	if err := r.runSteps(p); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(res.Findings, func(a, b *plan.Finding) int { return r.at[a] - r.at[b] })
+	slices.Sort(res.Unchecked)
+	return res, nil
+}
+
+// run is one Check. Changes run concurrently; mu guards everything below it.
+type run struct {
+	ctx           context.Context
+	sh            *shadow
+	desired, live *model.Model
+	errored       map[string]bool // addresses that already carry an error finding
+
+	mu  sync.Mutex
+	res *Result
+	at  map[*plan.Finding]int // the plan index of each finding's change, for the order
+	// present are the streams that exist in the shadow; replicas and retention are each
+	// stream's real values (the shadow holds every stream with one replica).
+	present   map[string]bool
+	replicas  map[string]int
+	retention map[string]server.RetentionPolicy
+}
+
+// stream reports whether a stream exists in the shadow, with its real replicas and
+// retention.
+func (r *run) stream(name string) (bool, int, server.RetentionPolicy) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.present[name], r.replicas[name], r.retention[name]
+}
+
+// setStream records a stream the shadow now holds; present false records it gone.
+func (r *run) setStream(name string, present bool, replicas int, retention server.RetentionPolicy) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !present {
+		delete(r.present, name)
+		return
+	}
+	r.present[name], r.replicas[name], r.retention[name] = true, replicas, retention
+}
+
+func (r *run) checked() {
+	r.mu.Lock()
+	r.res.Checked++
+	r.mu.Unlock()
+}
+
+func (r *run) unchecked(ch *plan.Change, why string) {
+	r.mu.Lock()
+	r.res.Unchecked = append(r.res.Unchecked, ch.Address+": "+why)
+	r.mu.Unlock()
+}
+
+func (r *run) found(i int, f *plan.Finding) {
+	r.mu.Lock()
+	r.res.Findings = append(r.res.Findings, f)
+	r.at[f] = i
+	r.mu.Unlock()
+}
+
+// runSteps sends the changes step by step; within a step up to Parallelism at once,
+// each after the changes of its step it depends on.
+func (r *run) runSteps(p *plan.Plan) error {
+	var steps []int
+	byStep := map[int][]int{}
+	for i, ch := range p.Changes {
+		if _, ok := byStep[ch.Step]; !ok {
+			steps = append(steps, ch.Step)
+		}
+		byStep[ch.Step] = append(byStep[ch.Step], i)
+	}
+	slices.Sort(steps)
+	for _, s := range steps {
+		if err := r.runStep(p, byStep[s]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) runStep(p *plan.Plan, step []int) error {
+	done := make(map[string][]chan struct{}, len(step))
+	for _, i := range step {
+		done[p.Changes[i].Address] = append(done[p.Changes[i].Address], make(chan struct{}))
+	}
+	seen := map[string]int{}
+	sem := make(chan struct{}, Parallelism)
+	errs := make(chan error, len(step))
+	var wg sync.WaitGroup
+	for _, i := range step {
+		ch := p.Changes[i]
+		// An earlier part of the same object in this step comes first.
+		var wait []chan struct{}
+		for _, dep := range ch.DependsOn {
+			wait = append(wait, done[dep]...)
+		}
+		n := seen[ch.Address]
+		wait = append(wait, done[ch.Address][:n]...)
+		mine := done[ch.Address][n]
+		seen[ch.Address] = n + 1
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(mine)
+			for _, w := range wait {
+				select {
+				case <-w:
+				case <-r.ctx.Done():
+					errs <- r.ctx.Err()
+					return
+				}
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-r.ctx.Done():
+				errs <- r.ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			if err := r.ctx.Err(); err != nil {
+				errs <- err
+				return
+			}
+			if err := r.change(i, ch); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
