@@ -87,7 +87,7 @@ func (f *Factory) computePlan(ctx context.Context, paths []string) (*plan.Plan, 
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := f.planWith(desired, live)
+	p, err := f.planWith(ctx, desired, live)
 	return p, desired, err
 }
 
@@ -105,7 +105,7 @@ func (f *Factory) loadAndRead(ctx context.Context, paths []string) (desired, liv
 		live, err := f.readLive(readCtx)
 		done <- read{live, err}
 	}()
-	desired, err = f.Load(paths)
+	desired, err = f.Load(ctx, paths)
 	if err != nil {
 		cancel() // the diagnostics are what to fix: don't wait for a slow server
 	}
@@ -125,7 +125,7 @@ func (f *Factory) planAgainst(ctx context.Context, desired *model.Model) (*plan.
 	if err != nil {
 		return nil, err
 	}
-	return f.planWith(desired, live)
+	return f.planWith(ctx, desired, live)
 }
 
 // readLive connects (on first use) and reads every stream and consumer.
@@ -138,7 +138,7 @@ func (f *Factory) readLive(ctx context.Context) (*model.Model, error) {
 }
 
 // planWith checks the target guard before trusting what was read, then computes the plan.
-func (f *Factory) planWith(desired, live *model.Model) (*plan.Plan, error) {
+func (f *Factory) planWith(ctx context.Context, desired, live *model.Model) (*plan.Plan, error) {
 	if err := plan.CheckTarget(desired.Expect, live.Target); err != nil {
 		return nil, err
 	}
@@ -151,5 +151,5 @@ func (f *Factory) planWith(desired, live *model.Model) (*plan.Plan, error) {
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)
 	}
-	return plan.Compute(desired, live, plan.Options{Version: buildVersion().Version})
+	return plan.ComputeContext(ctx, desired, live, plan.Options{Version: buildVersion().Version})
 }

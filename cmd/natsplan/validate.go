@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -27,19 +28,22 @@ It exits 0 when the configuration is valid and 1 when any error was found.`,
 			if err := checkFormat(o.Format, "text", "json"); err != nil {
 				return err
 			}
-			return runValidate(f, o)
+			return runValidate(c.Context(), f, o)
 		},
 	}
 	formatFlag(c, &o.Format, "text", "json")
 	return c
 }
 
-func runValidate(f *Factory, o *validateOptions) error {
-	desired, err := f.Load(o.Paths)
+func runValidate(ctx context.Context, f *Factory, o *validateOptions) error {
+	desired, err := f.Load(ctx, o.Paths)
 	if err != nil {
 		return err
 	}
-	findings := plan.Validate(desired)
+	findings, err := plan.ValidateContext(ctx, desired)
+	if err != nil {
+		return err
+	}
 	if o.Format == "json" {
 		if err := render.FindingsJSON(f.IO.Out, findings); err != nil {
 			return err
