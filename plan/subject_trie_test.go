@@ -137,3 +137,44 @@ func TestSubjectTrieStops(t *testing.T) {
 		t.Errorf("reported %d pairs after the context ended, want fewer than all %d", pairs, n)
 	}
 }
+
+// BenchmarkSubjectTrie is the overlap check alone (building the trie and walking it)
+// on n subjects sharing a first token: in one stream, and in streams of ten with
+// wildcards whose subjects differ from the other streams' in the second token.
+func BenchmarkSubjectTrie(b *testing.B) {
+	for _, perStream := range []int{0, 10} {
+		for _, n := range []int{2_000, 20_000, 200_000} {
+			name := fmt.Sprintf("one-stream/subjects=%d", n)
+			if perStream > 0 {
+				name = fmt.Sprintf("streams-of-%d/subjects=%d", perStream, n)
+			}
+			subjects := make([]string, n)
+			groups := make([]int32, n)
+			for i := range subjects {
+				if perStream == 0 {
+					subjects[i] = fmt.Sprintf("orders.s%d.>", i)
+					continue
+				}
+				g := i / perStream
+				groups[i] = int32(g)
+				if i%perStream == 0 {
+					subjects[i] = fmt.Sprintf("orders.k%d.all.>", g)
+				} else {
+					subjects[i] = fmt.Sprintf("orders.k%d.e%d.*", g, i%perStream)
+				}
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					tr := newSubjectTrie()
+					for i, s := range subjects {
+						tr.add(s, groups[i], true)
+					}
+					if err := tr.pairs(context.Background(), func(x, y int32) { b.Fatal("no pair collides") }); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/subject")
+			})
+		}
+	}
+}
