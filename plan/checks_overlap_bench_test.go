@@ -58,3 +58,31 @@ func BenchmarkOverlap(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenameStreams plans n streams that take over the subjects of n other
+// streams this project owns and deletes: each create must wait for its delete, found
+// among n freed subject sets (pairwise, n² comparisons, before the subject trie).
+func BenchmarkRenameStreams(b *testing.B) {
+	for _, n := range []int{1_000, 5_000} {
+		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
+			desired, live := model.New(), model.New()
+			desired.Project = "bench"
+			live.Target = &model.Target{APILevel: 5}
+			for i := range n {
+				subjects := []string{fmt.Sprintf("orders.s%d.>", i)}
+				name, old := fmt.Sprintf("NEW%d", i), fmt.Sprintf("OLD%d", i)
+				desired.Streams[name] = &model.Stream{Name: name, Kind: model.KindStream,
+					Config: server.StreamConfig{Name: name, Subjects: subjects}}
+				cfg := plan.NormalizeStream(server.StreamConfig{Name: old, Subjects: subjects,
+					Metadata: map[string]string{model.MetaProject: "bench"}}, nil)
+				live.Streams[old] = &model.Stream{Name: old, Kind: model.KindStream, Config: cfg, State: &model.StreamState{}}
+			}
+			for b.Loop() {
+				p, err := plan.Compute(desired, live, plan.Options{})
+				if err != nil || len(p.Changes) != 2*n {
+					b.Fatalf("compute: %v, %d changes", err, len(p.Changes))
+				}
+			}
+		})
+	}
+}

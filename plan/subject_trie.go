@@ -291,3 +291,41 @@ func (w *pairWalk) subtree(r int32, n *trieNode) {
 		w.subtree(r, n.star)
 	}
 }
+
+// collidingSets returns every pair (i, j) such that a subject of as[i] collides with
+// a subject of bs[j], without comparing every pair of sets.
+func collidingSets(ctx context.Context, as, bs map[int][]string) (map[[2]int]bool, error) {
+	hits := map[[2]int]bool{}
+	if len(as) == 0 || len(bs) == 0 {
+		return hits, nil
+	}
+	// An a-set and a b-set with one key are different groups; only pairs with an
+	// a-side (flagged) are walked, and pairs of two a-sides are dropped below.
+	t := newSubjectTrie()
+	var keys []int
+	for i, subjects := range as {
+		for _, s := range subjects {
+			t.add(s, int32(2*len(keys)), true)
+		}
+		keys = append(keys, i)
+	}
+	for j, subjects := range bs {
+		for _, s := range subjects {
+			t.add(s, int32(2*len(keys)+1), false)
+		}
+		keys = append(keys, j)
+	}
+	err := t.pairs(ctx, func(x, y int32) {
+		gx, gy := t.items[x].group, t.items[y].group
+		if gx%2 == 1 {
+			gx, gy = gy, gx
+		}
+		if gx%2 == 0 && gy%2 == 1 {
+			hits[[2]int{keys[gx/2], keys[gy/2]}] = true
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hits, nil
+}

@@ -178,3 +178,35 @@ func BenchmarkSubjectTrie(b *testing.B) {
 		}
 	}
 }
+
+// TestCollidingSetsMatchesPairwise compares collidingSets with every pair of sets
+// compared subject by subject, on random sets with wildcards; a key may be in both.
+func TestCollidingSetsMatchesPairwise(t *testing.T) {
+	for seed := range uint64(1000) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		as, bs := map[int][]string{}, map[int][]string{}
+		for range r.IntN(8) {
+			k := r.IntN(10)
+			as[k] = append(as[k], randomPattern(r))
+		}
+		for range r.IntN(8) {
+			k := r.IntN(10)
+			bs[k] = append(bs[k], randomPattern(r))
+		}
+		want := map[[2]int]bool{}
+		for i, a := range as {
+			for j, b := range bs {
+				if _, _, hit := collide(a, b); hit {
+					want[[2]int{i, j}] = true
+				}
+			}
+		}
+		got, err := collidingSets(context.Background(), as, bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("seed %d: as %v bs %v\n(-pairwise +sets):\n%s", seed, as, bs, d)
+		}
+	}
+}
