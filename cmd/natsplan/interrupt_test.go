@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/natsplan/natsplan/internal/testsrv"
 )
 
@@ -54,8 +56,9 @@ func cpuTicks(pid int) (int, error) {
 
 // TestInterruptExits130 runs natsplan as its own process on a configuration far too
 // large to finish quickly, sends one SIGINT or SIGTERM once the process is busy, and
-// requires exit 130 with nothing done: no result printed, no "requests in flight"
-// (there are none). Busy is measured in CPU used, not in time waited.
+// requires exit 130 with nothing done: no result printed, nothing written to the
+// server, no "requests in flight" (there are none). Busy is measured in CPU used, not
+// in time waited.
 func TestInterruptExits130(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to see that the process is busy")
@@ -82,6 +85,8 @@ func TestInterruptExits130(t *testing.T) {
 		{"validate SIGINT", []string{"validate", dir}, syscall.SIGINT},
 		{"validate SIGTERM", []string{"validate", dir}, syscall.SIGTERM},
 		{"plan SIGTERM", []string{"plan", dir}, syscall.SIGTERM},
+		// Interrupted while planning: nothing is in flight yet, so nothing is written.
+		{"apply SIGINT", []string{"apply", "--auto-approve", dir}, syscall.SIGINT},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -127,6 +132,13 @@ func TestInterruptExits130(t *testing.T) {
 			}
 			if stdout.Len() != 0 {
 				t.Errorf("an interrupted command printed a result:\n%s", stdout.String())
+			}
+			jsz, err := srv.Jsz(&server.JSzOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if jsz.Streams != 0 {
+				t.Errorf("after an interrupted command the server holds %d streams", jsz.Streams)
 			}
 		})
 	}
