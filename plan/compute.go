@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -52,14 +53,35 @@ type computer struct {
 	// sent holds the config a create's After encodes (*server.StreamConfig or
 	// *server.ConsumerConfig), so ordering need not decode it again.
 	sent map[*Change]any
+	// ctx ends the computation early; err is its error once seen (see stopped).
+	ctx context.Context
+	err error
+}
+
+// stopped reports whether the computation was cancelled, and remembers why.
+func (c *computer) stopped() bool {
+	if c.err == nil {
+		c.err = c.ctx.Err()
+	}
+	return c.err != nil
 }
 
 // Compute diffs desired against live and returns the plan. It is pure: no I/O. live is
 // what observe read (live.Target set). Errors are for impossible inputs only; refusals
 // are Findings.
 func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
+	return ComputeContext(context.Background(), desired, live, opts)
+}
+
+// ComputeContext is Compute that stops soon after ctx ends and then returns ctx's
+// error and no plan: a plan of tens of thousands of objects is seconds of CPU, which
+// an interrupted command does not wait for.
+func ComputeContext(ctx context.Context, desired, live *model.Model, opts Options) (*Plan, error) {
 	if desired == nil || live == nil {
 		return nil, errors.New("compute plan: both the desired and the live model are required")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("compute plan: %w", err)
 	}
 	c := &computer{
 		desired: desired, live: live, opts: opts,
@@ -74,12 +96,17 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 		inv:     newInvariants(desired, live),
 		sent:    map[*Change]any{},
 		badMeta: map[string]bool{},
+		ctx:     ctx,
 	}
+	c.inv.ctx = ctx
 	if t := live.Target; t != nil {
 		c.p.Target = Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain,
 			Account: t.Account, APILevel: t.APILevel}
 	}
 	c.normaliseDesired()
+	if c.stopped() {
+		return nil, fmt.Errorf("compute plan: %w", c.err)
+	}
 	// The hash is of the configs as normalised here, taken beside the diff from copies
 	// of the maps, which the diff updates (keepUnreadableDefaults).
 	hash := make(chan string, 1)
@@ -91,22 +118,45 @@ func Compute(desired, live *model.Model, opts Options) (*Plan, error) {
 			c.p.Lock.TTL = l.TTL.String()
 		}
 	}
-	for _, name := range desired.StreamNames() {
-		c.stream(desired.Streams[name])
+	// Each phase, and each object within the long ones, first looks at ctx.
+	phases := []func(){
+		func() {
+			for _, name := range desired.StreamNames() {
+				if c.stopped() {
+					return
+				}
+				c.stream(desired.Streams[name])
+			}
+		},
+		func() {
+			for _, k := range desired.ConsumerKeys() {
+				if c.stopped() {
+					return
+				}
+				c.consumer(desired.Consumers[k])
+			}
+		},
+		c.undeclared,
+		c.checkAPILevels,
+		c.checkOverlaps,
+		func() { c.p.Findings = append(c.p.Findings, c.inv.check()...); c.err = c.inv.err },
+		c.judgeLoss,
+		c.order,
+		func() { OrderLanes(c.p, desired, live) },
+		c.checkAccountLimits,
+		c.summarise,
 	}
-	for _, k := range desired.ConsumerKeys() {
-		c.consumer(desired.Consumers[k])
+	for _, phase := range phases {
+		if c.stopped() {
+			break
+		}
+		phase()
 	}
-	c.undeclared()
-	c.checkAPILevels()
-	c.checkOverlaps()
-	c.p.Findings = append(c.p.Findings, c.inv.check()...)
-	c.judgeLoss()
-	c.order()
-	OrderLanes(c.p, desired, live)
-	c.checkAccountLimits()
-	c.summarise()
-	c.p.DesiredHash = <-hash
+	h := <-hash // not interruptible: wait for it, so that nothing outlives the call
+	if c.stopped() {
+		return nil, fmt.Errorf("compute plan: %w", c.err)
+	}
+	c.p.DesiredHash = h
 	return c.p, nil
 }
 
@@ -131,6 +181,9 @@ func (c *computer) ownership(md map[string]string, lc model.Lifecycle) map[strin
 // taken from there and only the metadata is done here, as the normalisers do it.
 func (c *computer) normaliseDesired() {
 	c.inv.normaliseDeclared()
+	if c.err = c.inv.err; c.err != nil {
+		return
+	}
 	for name, s := range c.desired.Streams {
 		cfg := *c.inv.streamConfig(name)
 		cfg.Metadata = userMetadata(jsonStrings(c.ownership(s.Config.Metadata, s.Lifecycle)))

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,32 +38,63 @@ func CheckInvariants(desired, live *model.Model) []*Finding {
 	return newInvariants(desired, live).check()
 }
 
+// CheckInvariantsContext is CheckInvariants that stops soon after ctx ends, and then
+// returns ctx's error and no findings.
+func CheckInvariantsContext(ctx context.Context, desired, live *model.Model) ([]*Finding, error) {
+	v := newInvariants(desired, live)
+	v.ctx = ctx
+	out := v.check()
+	if v.err != nil {
+		return nil, fmt.Errorf("check invariants: %w", v.err)
+	}
+	return out, nil
+}
+
 // newInvariants prepares a run of the checks. Compute normalises the declared configs
 // through it (streamConfig, config) so that the checks reuse that work.
 func newInvariants(desired, live *model.Model) *invariants {
 	v := &invariants{desired: desired, live: live, cfgs: map[*model.Consumer]server.ConsumerConfig{},
-		streams: map[string]*server.StreamConfig{}, members: map[string][]*model.Consumer{}}
+		streams: map[string]*server.StreamConfig{}, members: map[string][]*model.Consumer{}, ctx: context.Background()}
 	if live != nil {
 		v.target = live.Target
 	}
 	return v
 }
 
-// check runs the checks and returns their findings in code and address order.
+// check runs the checks and returns their findings in code and address order. When
+// ctx ends it stops early with v.err set, and what it returns is incomplete.
 func (v *invariants) check() []*Finding {
-	v.checkMappings()
-	for _, name := range sortedNames(v.desired.Groups) {
-		v.checkGroup(v.desired.Groups[name])
+	checks := []func(){
+		v.checkMappings,
+		func() {
+			for _, name := range sortedNames(v.desired.Groups) {
+				if v.stopped() {
+					return
+				}
+				v.checkGroup(v.desired.Groups[name])
+			}
+		},
+		func() {
+			for _, k := range v.desired.ConsumerKeys() {
+				if v.stopped() {
+					return
+				}
+				if c := v.desired.Consumers[k]; c.Group == "" {
+					v.checkPlainConsumer(c)
+				}
+			}
+		},
+		v.checkFanOut,
+		v.checkWorkqueues,
+		v.checkDeadFilters,
+		v.checkRewrites,
 	}
-	for _, k := range v.desired.ConsumerKeys() {
-		if c := v.desired.Consumers[k]; c.Group == "" {
-			v.checkPlainConsumer(c)
+	for _, check := range checks {
+		if v.stopped() {
+			return nil
 		}
+		check()
 	}
-	v.checkFanOut()
-	v.checkWorkqueues()
-	v.checkDeadFilters()
-	v.checkRewrites()
 	sort.SliceStable(v.out, func(i, j int) bool {
 		if v.out[i].Code != v.out[j].Code {
 			return v.out[i].Code < v.out[j].Code
@@ -81,6 +113,18 @@ type invariants struct {
 	cfgs    map[*model.Consumer]server.ConsumerConfig
 	streams map[string]*server.StreamConfig
 	members map[string][]*model.Consumer
+	// ctx ends the run early; err is its error once seen (see stopped).
+	ctx context.Context
+	err error
+}
+
+// stopped reports whether the run was cancelled, and remembers why. Only the
+// goroutine that runs the checks calls it; workers look at ctx.Err themselves.
+func (v *invariants) stopped() bool {
+	if v.err == nil {
+		v.err = v.ctx.Err()
+	}
+	return v.err != nil
 }
 
 func (v *invariants) add(code string, sev Severity, addr string, r hcl.Range, format string, args ...any) {
@@ -193,7 +237,14 @@ func (v *invariants) normConsumer(c *model.Consumer) server.ConsumerConfig {
 func (v *invariants) normaliseDeclared() {
 	names := v.desired.StreamNames()
 	streams := make([]*server.StreamConfig, len(names))
-	parallel(len(names), func(i int) { streams[i] = v.normStream(names[i]) })
+	parallel(len(names), func(i int) {
+		if v.ctx.Err() == nil {
+			streams[i] = v.normStream(names[i])
+		}
+	})
+	if v.stopped() {
+		return
+	}
 	for i, name := range names {
 		v.streams[name] = streams[i]
 	}
@@ -202,7 +253,14 @@ func (v *invariants) normaliseDeclared() {
 		v.streamConfig(k.Stream) // memoised here so that the workers only read
 	}
 	cfgs := make([]server.ConsumerConfig, len(keys))
-	parallel(len(keys), func(i int) { cfgs[i] = v.normConsumer(v.desired.Consumers[keys[i]]) })
+	parallel(len(keys), func(i int) {
+		if v.ctx.Err() == nil {
+			cfgs[i] = v.normConsumer(v.desired.Consumers[keys[i]])
+		}
+	})
+	if v.stopped() {
+		return
+	}
 	for i, k := range keys {
 		v.cfgs[v.desired.Consumers[k]] = cfgs[i]
 	}

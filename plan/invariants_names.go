@@ -74,6 +74,9 @@ func instanceToken(t string) bool {
 // intended fan-out and pass; so do a group's lanes, whose filters are disjoint.
 func (v *invariants) checkFanOut() {
 	for _, stream := range v.streamsWithConsumers() {
+		if v.stopped() {
+			return
+		}
 		cs := v.consumers(stream)
 		byStem := map[string][]int{}
 		stems := make([]string, len(cs))

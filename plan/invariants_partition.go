@@ -187,6 +187,9 @@ func covers(filters, targets []string) bool {
 // checkWorkqueues flags consumers of a workqueue stream whose filters overlap (NP203).
 func (v *invariants) checkWorkqueues() {
 	for _, stream := range v.streamsWithConsumers() {
+		if v.stopped() {
+			return
+		}
 		st := v.streamConfig(stream)
 		if st == nil || st.Retention != server.WorkQueuePolicy {
 			continue

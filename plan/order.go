@@ -41,6 +41,7 @@ func (c *computer) order() {
 			}
 		}
 	}
+	gained := map[int][]string{}
 	for i, ch := range chs {
 		if ch.Action == ActDelete {
 			continue
@@ -56,17 +57,28 @@ func (c *computer) order() {
 				o.dep(i, j)
 			}
 		}
-		gained := gainedSubjects(o.sb[i], o.sa[i])
-		for _, j := range freers {
-			if chs[j].Name == ch.Name {
-				continue
-			}
-			if _, _, hit := collide(gained, freed[j]); hit {
-				o.dep(i, j)
-				if chs[j].Action == ActDelete {
-					o.early[j] = true
-				}
-			}
+		if g := gainedSubjects(o.sb[i], o.sa[i]); len(g) > 0 {
+			gained[i] = g
+		}
+	}
+	// A stream that gains subjects another change frees runs after that change.
+	freedBy := make(map[int][]string, len(freers))
+	for _, j := range freers {
+		freedBy[j] = freed[j]
+	}
+	hits, err := collidingSets(c.ctx, gained, freedBy)
+	if err != nil {
+		c.err = err
+		return
+	}
+	for hit := range hits {
+		i, j := hit[0], hit[1]
+		if chs[j].Name == chs[i].Name {
+			continue
+		}
+		o.dep(i, j)
+		if chs[j].Action == ActDelete {
+			o.early[j] = true
 		}
 	}
 	c.orderConsumers(o)

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -23,7 +24,7 @@ const DeadLetterMaxAge = 7 * 24 * time.Hour
 // holds: stream subject transforms, one consumer per lane, dead-letter streams. Bad
 // partitioning itself (NP201) is left to plan.CheckInvariants, which reports it with
 // its code; a mapping that breaks it is not applied and its groups get no lanes.
-func expandGroups(m *model.Model) hcl.Diagnostics {
+func expandGroups(ctx context.Context, m *model.Model) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	mappings := map[string]*plan.PartitionMapping{}
 	for _, mp := range sortedByDecl(m.Mappings, func(mp *model.SubjectMapping) *model.Decl { return mp.Decl }) {
@@ -34,6 +35,9 @@ func expandGroups(m *model.Model) hcl.Diagnostics {
 		}
 	}
 	for _, g := range sortedByDecl(m.Groups, func(g *model.ConsumerGroup) *model.Decl { return g.Decl }) {
+		if ctx.Err() != nil {
+			return diags // the caller returns ctx's error
+		}
 		diags = append(diags, expandGroup(m, g, mappings)...)
 	}
 	return append(diags, expandDeadLetters(m)...)

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"os"
 	"testing"
 )
@@ -19,7 +20,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add(src)
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		_, diags := NewLoader().load([]string{"fuzz.hcl"}, [][]byte{src}, Vars{})
+		_, diags := NewLoader().load(context.Background(), []string{"fuzz.hcl"}, [][]byte{src}, Vars{})
 		for _, d := range diags {
 			if d.Summary == "" {
 				t.Errorf("diagnostic without a summary: %+v", d)

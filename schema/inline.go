@@ -23,6 +23,21 @@ func parseConfig(src []byte, filename string, inline inlineBodies, evaluate bool
 	if diags := checkText(src, filename); diags.HasErrors() {
 		return nil, diags
 	}
+	// Most files are plain HCL, and lexing them first costs as much as parsing them.
+	// HCL itself refuses a body with commas, so a file that parses has no one-line
+	// block with commas; a file of printable ASCII with no digit followed by e or E
+	// has no exponent to refuse and no invisible character to warn about. Anything
+	// else takes the long way.
+	if !evaluate || plainText(src) {
+		if f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos); !diags.HasErrors() {
+			return f, diags
+		}
+	}
+	return parseTokens(src, filename, inline, evaluate)
+}
+
+// parseTokens is parseConfig without the shortcut: lex, check the tokens, then parse.
+func parseTokens(src []byte, filename string, inline inlineBodies, evaluate bool) (*hcl.File, hcl.Diagnostics) {
 	toks, diags := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
 	var warnings hcl.Diagnostics
 	if evaluate && !diags.HasErrors() {
@@ -158,6 +173,22 @@ func checkNumbers(toks hclsyntax.Tokens) hcl.Diagnostics {
 		}
 	}
 	return nil
+}
+
+// plainText reports whether src is printable ASCII, tabs and line ends, with no digit
+// directly followed by e or E: then no number literal has an exponent and no
+// character is invisible (see invisibleChars). It errs towards no ("s1e" in a name).
+func plainText(src []byte) bool {
+	for i, b := range src {
+		switch {
+		case b == '\t' || b == '\n' || b == '\r':
+		case b < 0x20 || b > 0x7e:
+			return false
+		case (b == 'e' || b == 'E') && i > 0 && src[i-1] >= '0' && src[i-1] <= '9':
+			return false
+		}
+	}
+	return true
 }
 
 // isBlockHeader reports whether the tokens before a brace are a block's type and

@@ -3,6 +3,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -39,26 +40,41 @@ func Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics) {
 
 // Load reads PATHs into the desired model; see the package-level Load.
 func (l *Loader) Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics) {
+	m, diags, _ := l.LoadContext(context.Background(), paths, vars) // a background context never ends
+	return m, diags
+}
+
+// LoadContext is Load that stops soon after ctx ends, between files and between
+// blocks, and then returns ctx's error and no model: loading thousands of blocks is
+// seconds of CPU that an interrupted command does not wait for. A file being parsed
+// then is abandoned (see parseFiles).
+func (l *Loader) LoadContext(ctx context.Context, paths []string, vars Vars) (*model.Model, hcl.Diagnostics, error) {
 	files, skipped, err := Files(paths)
 	if err != nil {
-		return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration", Detail: err.Error()}}
+		return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration", Detail: err.Error()}}, nil
 	}
 	notes := SkippedDiagnostics(skipped)
 	if len(files) == 0 {
 		return model.New(), append(notes, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No configuration files",
-			Detail: fmt.Sprintf("No *.hcl files in %s; name a file or a folder that holds them.", strings.Join(defaultPaths(paths), ", "))})
+			Detail: fmt.Sprintf("No *.hcl files in %s; name a file or a folder that holds them.", strings.Join(defaultPaths(paths), ", "))}), nil
 	}
 	srcs := make([][]byte, len(files))
 	for i, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("load configuration: %w", err)
+		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration",
-				Detail: fmt.Sprintf("read %s: %s", f, err)}}
+				Detail: fmt.Sprintf("read %s: %s", f, err)}}, nil
 		}
 		srcs[i] = src
 	}
-	m, diags := l.load(files, srcs, vars)
-	return m, append(notes, diags...)
+	m, diags := l.load(ctx, files, srcs, vars)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("load configuration: %w", err)
+	}
+	return m, append(notes, diags...), nil
 }
 
 // parsedFile is the outcome of parsing one file.
@@ -71,7 +87,11 @@ type parsedFile struct {
 // parseFiles parses the files, several at once: parsing is most of loading a large
 // configuration and each file parses on its own. The results are in file order, so
 // what load reports does not depend on which finished first.
-func parseFiles(files []string, srcs [][]byte) []parsedFile {
+//
+// The parser can not be interrupted, and one large file takes seconds, so when ctx
+// ends parseFiles returns ctx's error at once and leaves the files being parsed to
+// finish in the background, unread; files not yet started are not parsed.
+func parseFiles(ctx context.Context, files []string, srcs [][]byte) ([]parsedFile, error) {
 	out := make([]parsedFile, len(files))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -79,13 +99,25 @@ func parseFiles(files []string, srcs [][]byte) []parsedFile {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				return
+			}
 			inline := inlineBodies{}
 			f, ds := parseConfig(srcs[i], name, inline, true)
 			out[i] = parsedFile{file: f, diags: ds, inline: inline}
 		})
 	}
-	wg.Wait()
-	return out
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return out, ctx.Err()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func defaultPaths(paths []string) []string {
@@ -184,13 +216,18 @@ type loadState struct {
 }
 
 // load decodes the given sources. It is Load without the file system, for fuzzing.
-func (l *Loader) load(files []string, srcs [][]byte, in Vars) (*model.Model, hcl.Diagnostics) {
+// When ctx ends it stops early and what it returns is incomplete; the caller returns
+// ctx's error instead.
+func (l *Loader) load(ctx context.Context, files []string, srcs [][]byte, in Vars) (*model.Model, hcl.Diagnostics) {
 	st := &loadState{m: model.New(), declared: map[string]hcl.Range{}, inline: inlineBodies{},
 		ctx:          &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}},
 		streamSpec:   streamSpec().with(lifecycleSpec(false)),
 		consumerSpec: consumerSpec().with(lifecycleSpec(true), deadLetterSpec())}
 	st.m.Files = files
-	parsed := parseFiles(files, srcs)
+	parsed, err := parseFiles(ctx, files, srcs)
+	if err != nil {
+		return st.m, st.diags
+	}
 
 	vars := map[string]*variable{}
 	var order []string
@@ -265,12 +302,18 @@ func (l *Loader) load(files []string, srcs [][]byte, in Vars) (*model.Model, hcl
 		st.natsplan(b)
 	}
 	for _, b := range objects {
+		if ctx.Err() != nil {
+			return st.m, st.diags
+		}
 		st.object(b)
 	}
 	if len(objects) > 0 && st.m.Project == "" && !st.projectWritten {
 		st.missingProject(natsplan, objects[0])
 	}
-	st.diags = append(st.diags, expandGroups(st.m)...)
+	st.diags = append(st.diags, expandGroups(ctx, st.m)...)
+	if ctx.Err() != nil {
+		return st.m, st.diags
+	}
 	st.diags = append(st.diags, expandBuckets(st.m)...)
 	return st.m, st.diags
 }

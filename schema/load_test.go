@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -399,7 +400,7 @@ consumer "A" "c" {
   bogus    = 1
 }
 `
-	_, diags := NewLoader().load([]string{"m.hcl"}, [][]byte{[]byte(src)}, Vars{})
+	_, diags := NewLoader().load(context.Background(), []string{"m.hcl"}, [][]byte{[]byte(src)}, Vars{})
 	want := []struct {
 		line    int
 		summary string

@@ -170,15 +170,28 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 	if !p.HasChanges() {
 		return nil
 	}
-	if !o.AutoApprove && !f.confirm() {
-		return &exitErr{Code: exitError, Err: fmt.Errorf("apply cancelled: nothing was changed")}
+	if !o.AutoApprove {
+		yes, err := f.confirm(ctx)
+		if err != nil {
+			return err
+		}
+		if !yes {
+			return &exitErr{Code: exitError, Err: fmt.Errorf("apply cancelled: nothing was changed")}
+		}
 	}
 	sess, err := f.Session(ctx)
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("apply: nothing was changed: %w", err)
+	}
 	aopts.ReconnectWindow = reconnectWindow(sess.JS.Timeout) // --timeout or $NATS_TIMEOUT
-	res, err := apply.Run(ctx, sess.JS, p, aopts)
+	// Requests in flight finish after the first Ctrl-C: apply's context does not end
+	// with ctx; the closed Stop channel starts nothing new.
+	f.writing.Store(true)
+	res, err := apply.Run(context.WithoutCancel(ctx), sess.JS, p, aopts)
+	f.writing.Store(false)
 	if err != nil {
 		return err
 	}
@@ -271,10 +284,22 @@ func (f *Factory) lock(ctx context.Context, spec *plan.LockSpec, wait time.Durat
 	return lease, nil
 }
 
-func (f *Factory) confirm() bool {
+// confirm asks on the terminal whether to apply; an interruption ends the wait with
+// ctx's error.
+func (f *Factory) confirm(ctx context.Context) (bool, error) {
 	fmt.Fprint(f.IO.ErrOut, "\nDo you want to apply these changes? Only 'yes' will be accepted: ")
-	line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
-	return strings.TrimSpace(line) == "yes"
+	answer := make(chan string, 1)
+	go func() {
+		// Left blocked on the terminal when interrupted; the process is ending.
+		line, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case line := <-answer:
+		return strings.TrimSpace(line) == "yes", nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("apply: nothing was changed: %w", ctx.Err())
+	}
 }
 
 // verifySavedPlan proves a saved plan still holds: same target, and every object it

@@ -11,6 +11,8 @@ const (
 	exitError   = 1
 	exitChanges = 2 // plan --detailed-exitcode with changes; drift found
 	exitFormat  = 3 // fmt --check: a file would change
+	// exitInterrupted is the shell's code for a command ended by Ctrl-C (128 + SIGINT).
+	exitInterrupted = 130
 )
 
 // exitError carries an exit code out of a command. A nil Err means the reason was

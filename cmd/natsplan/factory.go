@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -93,6 +94,9 @@ type Factory struct {
 	// Stop is closed on the first Ctrl-C.
 	Stop   <-chan struct{}
 	getenv func(string) string
+	// writing is set while apply has requests in flight, which the first Ctrl-C lets
+	// finish; it only changes what the interruption says.
+	writing atomic.Bool
 
 	session *Session
 	loader  *schema.Loader
@@ -119,9 +123,12 @@ func (f *Factory) Color() bool { return f.IO.StdoutTTY && !f.Global.NoColor }
 
 // Load reads the configuration files. Diagnostics are printed to stderr; any error
 // makes Load fail with a silent exit 1, since the diagnostics already said why.
-func (f *Factory) Load(paths []string) (*model.Model, error) {
+func (f *Factory) Load(ctx context.Context, paths []string) (*model.Model, error) {
 	f.loader = schema.NewLoader()
-	m, diags := f.loader.Load(paths, schema.Vars{Args: f.Global.Vars, Files: f.Global.VarFiles})
+	m, diags, err := f.loader.LoadContext(ctx, paths, schema.Vars{Args: f.Global.Vars, Files: f.Global.VarFiles})
+	if err != nil {
+		return nil, err
+	}
 	f.printDiags(diags)
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)

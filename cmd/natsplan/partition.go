@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -46,7 +47,7 @@ stream stores. No server is needed.`,
 			if err := checkFormat(o.Format, "text", "json"); err != nil {
 				return err
 			}
-			return runPartition(f, o)
+			return runPartition(c.Context(), f, o)
 		},
 	}
 	c.Flags().StringVar(&o.Mapping, "mapping", "", "the subject_mapping to use (required when the files declare several)")
@@ -55,8 +56,8 @@ stream stores. No server is needed.`,
 	return c
 }
 
-func runPartition(f *Factory, o *partitionOptions) error {
-	desired, err := f.Load(o.Paths)
+func runPartition(ctx context.Context, f *Factory, o *partitionOptions) error {
+	desired, err := f.Load(ctx, o.Paths)
 	if err != nil {
 		return err
 	}

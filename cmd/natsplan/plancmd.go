@@ -107,7 +107,7 @@ func (f *Factory) loadAndRead(ctx context.Context, paths []string) (desired, liv
 		live, err := f.readLive(readCtx)
 		done <- read{live, err}
 	}()
-	desired, err = f.Load(paths)
+	desired, err = f.Load(ctx, paths)
 	if err != nil {
 		cancel() // the diagnostics are what to fix: don't wait for a slow server
 	}
@@ -154,7 +154,7 @@ func (f *Factory) planWith(ctx context.Context, desired, live *model.Model) (*pl
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)
 	}
-	p, err := plan.Compute(desired, live, plan.Options{Version: buildVersion().Version})
+	p, err := plan.ComputeContext(ctx, desired, live, plan.Options{Version: buildVersion().Version})
 	if err != nil {
 		return nil, err
 	}

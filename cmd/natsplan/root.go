@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -12,31 +14,45 @@ import (
 
 // run is the whole program: it builds the commands, handles signals once, and maps
 // the result to an exit code. main only calls it.
+//
+// The first Ctrl-C or SIGTERM ends the command's context: loading, reading the
+// server, computing and waiting for confirmation stop at once. Only apply's writes
+// in flight are let finish (apply gets a context that does not end, and stop, which
+// starts nothing new); the second signal exits at once. An interrupted command that
+// had not succeeded exits 130.
 func run(args []string, io *IOStreams, getenv func(string) string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
+	finished := make(chan struct{})
+	defer close(finished)
+	var interrupted atomic.Bool
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	f := newFactory(io, getenv, stop)
 	go func() {
-		// The first Ctrl-C lets in-flight requests finish and starts nothing new; the second exits.
 		select {
 		case <-sigs:
-		case <-ctx.Done():
+		case <-finished:
 			return
 		}
-		fmt.Fprintln(io.ErrOut, "\nInterrupted: finishing requests in flight, starting nothing new (Ctrl-C again to exit now).")
+		interrupted.Store(true)
+		if f.writing.Load() {
+			fmt.Fprintln(io.ErrOut, "\nInterrupted: finishing the requests in flight, starting nothing new (Ctrl-C again to exit now).")
+		} else {
+			fmt.Fprintln(io.ErrOut, "\nInterrupted.")
+		}
 		close(stop)
+		cancel()
 		select {
 		case <-sigs:
 			fmt.Fprintln(io.ErrOut, "Interrupted twice: exiting.")
-			os.Exit(130)
-		case <-ctx.Done():
+			os.Exit(exitInterrupted)
+		case <-finished:
 		}
 	}()
 
-	f := newFactory(io, getenv, stop)
 	defer f.Close()
 	root := newCmdRoot(f)
 	root.SetArgs(args)
@@ -44,6 +60,12 @@ func run(args []string, io *IOStreams, getenv func(string) string) int {
 	root.SetErr(io.ErrOut)
 	err := root.ExecuteContext(ctx)
 	code, msg := exitCodeOf(err)
+	if err != nil && interrupted.Load() {
+		code = exitInterrupted
+		if errors.Is(err, context.Canceled) {
+			msg = nil // "Interrupted." said it all
+		}
+	}
 	if msg != nil {
 		fmt.Fprintf(io.ErrOut, "Error: %s\n", msg)
 	}

@@ -40,7 +40,7 @@ It exits 0 when the configuration is valid and 1 when any error was found.`,
 }
 
 func runValidate(ctx context.Context, f *Factory, o *validateOptions) error {
-	desired, err := f.Load(o.Paths)
+	desired, err := f.Load(ctx, o.Paths)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func runValidate(ctx context.Context, f *Factory, o *validateOptions) error {
 // check, and nothing live to recreate.
 func validateFindings(ctx context.Context, desired *model.Model) ([]*plan.Finding, error) {
 	empty := model.New()
-	p, err := plan.Compute(desired, empty, plan.Options{})
+	p, err := plan.ComputeContext(ctx, desired, empty, plan.Options{})
 	if err != nil {
 		return nil, err
 	}

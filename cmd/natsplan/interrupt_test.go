@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/natsplan/natsplan/internal/testsrv"
+)
+
+// writeHugeConfig writes a configuration that takes seconds of CPU to load and check:
+// streams with a consumer and a consumer group each, over several files.
+func writeHugeConfig(t *testing.T, files, streamsPerFile int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for f := range files {
+		var b strings.Builder
+		if f == 0 {
+			b.WriteString("natsplan {\n  project = \"big\"\n}\n")
+		}
+		for s := range streamsPerFile {
+			name := fmt.Sprintf("S%d_%d", f, s)
+			fmt.Fprintf(&b, "stream %q {\n  subjects = [\"%s.>\"]\n  max_age = \"1d\"\n}\n", name, strings.ToLower(name))
+			fmt.Fprintf(&b, "consumer %q \"audit\" {\n  ack_policy = \"explicit\"\n}\n", name)
+			fmt.Fprintf(&b, "consumer_group \"g%s\" {\n  stream = %q\n  workers {\n    count = 2\n    fetch_batch = 1\n  }\n}\n", name, name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.hcl", f)), []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// cpuTicks is the CPU time a process has used, in clock ticks (/proc/PID/stat).
+func cpuTicks(pid int) (int, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name in parentheses may hold spaces; the fields after it are fixed.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, err1 := strconv.Atoi(fields[11])
+	stime, err2 := strconv.Atoi(fields[12])
+	return utime + stime, errors.Join(err1, err2)
+}
+
+// TestInterruptExits130 runs natsplan as its own process on a configuration far too
+// large to finish quickly, sends one SIGINT or SIGTERM once the process is busy, and
+// requires exit 130 with nothing done: no result printed, nothing written to the
+// server, no "requests in flight" (there are none). Busy is measured in CPU used, not
+// in time waited.
+func TestInterruptExits130(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to see that the process is busy")
+	}
+	if testing.Short() {
+		t.Skip("writes and loads a large configuration")
+	}
+	// The test binary runs the natsplan command when called by that name (TestMain).
+	self, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "natsplan")
+	if err := os.Symlink(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	dir := writeHugeConfig(t, 8, 1500)
+	srv := testsrv.Start(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		sig  syscall.Signal
+	}{
+		{"validate SIGINT", []string{"validate", dir}, syscall.SIGINT},
+		{"validate SIGTERM", []string{"validate", dir}, syscall.SIGTERM},
+		{"plan SIGTERM", []string{"plan", dir}, syscall.SIGTERM},
+		// Interrupted while planning: nothing is in flight yet, so nothing is written.
+		{"apply SIGINT", []string{"apply", "--auto-approve", dir}, syscall.SIGINT},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Env = append(os.Environ(), "NATS_URL="+srv.ClientURL(), "NO_COLOR=1")
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			// Busy: a fifth of a second of CPU, far past starting up and installing
+			// the signal handler, far short of the work.
+			for busy := false; !busy; {
+				select {
+				case err := <-exited:
+					t.Fatalf("natsplan ended before it was interrupted (%v): the configuration is too small\n%s", err, stderr.String())
+				case <-time.After(10 * time.Millisecond):
+				}
+				ticks, err := cpuTicks(cmd.Process.Pid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				busy = ticks >= 20
+			}
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			var werr error
+			select {
+			case werr = <-exited:
+			case <-time.After(2 * time.Minute): // a hang guard, not a speed check
+				_ = cmd.Process.Kill()
+				t.Fatalf("natsplan kept running after %v\n%s", tc.sig, stderr.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(werr, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("exit: %v, want exit status %d\nstderr:\n%s", werr, exitInterrupted, stderr.String())
+			}
+			if got := stderr.String(); !strings.Contains(got, "Interrupted.") || strings.Contains(got, "in flight") ||
+				strings.Contains(got, "Error:") {
+				t.Errorf("stderr = %q, want only the interruption", got)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("an interrupted command printed a result:\n%s", stdout.String())
+			}
+			jsz, err := srv.Jsz(&server.JSzOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if jsz.Streams != 0 {
+				t.Errorf("after an interrupted command the server holds %d streams", jsz.Streams)
+			}
+		})
+	}
+}

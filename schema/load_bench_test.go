@@ -1,0 +1,35 @@
+package schema
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// BenchmarkLoad loads the bench harness's configuration shape without a server:
+// 1,000 streams × 2 consumers, 100 streams per file.
+func BenchmarkLoad(b *testing.B) {
+	dir := b.TempDir()
+	for file := range 10 {
+		var s strings.Builder
+		if file == 0 {
+			s.WriteString("natsplan {\n  project = \"bench\"\n}\n\n")
+		}
+		for i := file * 100; i < (file+1)*100; i++ {
+			fmt.Fprintf(&s, "stream \"S%05d\" {\n  subjects = [\"s%d.>\"]\n  max_age  = \"1h\"\n}\n\n", i, i)
+			for _, c := range []string{"a", "b"} {
+				fmt.Fprintf(&s, "consumer \"S%05d\" %q {\n  ack_policy      = \"explicit\"\n  max_ack_pending = 100\n}\n\n", i, c)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.hcl", file)), []byte(s.String()), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if m, diags := Load([]string{dir}, Vars{}); diags.HasErrors() || len(m.Consumers) != 2000 {
+			b.Fatalf("load: %v", diags)
+		}
+	}
+}
