@@ -51,6 +51,27 @@ func Needed(p *plan.Plan) bool {
 	return false
 }
 
+// knownRefusals returns the addresses whose changes already carry an error finding that
+// says what the server itself would answer: a field change it refuses (NP303), a value it
+// refuses to rewrite (NP305), subjects that overlap another stream (NP402). Those are not
+// sent again, so that one refusal is reported once. Other errors (the account's limits,
+// the cluster's size, natsplan's own invariants, data loss) say nothing of what the
+// server thinks of the config itself, so those changes are still checked: a review sees
+// every refusal in one plan, not one more after each fix.
+func knownRefusals(p *plan.Plan) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range p.Findings {
+		if f.Severity != plan.SevError {
+			continue
+		}
+		switch f.Code {
+		case plan.CodeRefused, plan.CodeRewrite, plan.CodeOverlap:
+			out[f.Address] = true
+		}
+	}
+	return out
+}
+
 // Parallelism bounds how many changes of one step are sent to the private server at
 // once. Changes in one step are independent except for the dependencies the plan lists,
 // which are waited for, as apply does.
@@ -58,7 +79,7 @@ const Parallelism = 16
 
 // Check sends every create and update of p to a private server, in plan order, and
 // reports the refusals. desired gives the source ranges; live the configs to recreate.
-// Changes that already carry an error finding are not sent. The private server is
+// Changes whose error findings already say what the server would answer are not sent. The private server is
 // stopped and its store removed before Check returns.
 func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Result, error) {
 	res := &Result{}
@@ -74,7 +95,7 @@ func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Resu
 	res.Startup = time.Since(start)
 	r := &run{ctx: ctx, sh: sh, desired: desired, live: live, res: res,
 		present: map[string]bool{}, replicas: map[string]int{}, retention: map[string]server.RetentionPolicy{},
-		errored: plan.Refused(p), at: map[*plan.Finding]int{}}
+		errored: knownRefusals(p), at: map[*plan.Finding]int{}}
 	if err := r.restoreLive(p); err != nil {
 		return nil, err
 	}
@@ -91,7 +112,7 @@ type run struct {
 	ctx           context.Context
 	sh            *shadow
 	desired, live *model.Model
-	errored       map[string]bool // addresses that already carry an error finding
+	errored       map[string]bool // addresses whose refusal is already a finding (knownRefusals)
 
 	mu  sync.Mutex
 	res *Result

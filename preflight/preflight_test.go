@@ -101,24 +101,28 @@ func TestCheckFindsAndCleansUp(t *testing.T) {
 	requireEmpty(t, tmp)
 }
 
-// TestCheckSkipsErroredChanges: a change that already carries an error finding is not
-// sent again, so it is not reported twice; one whose error a flag overrides (data loss)
-// is sent, because with the flag apply sends it.
+// TestCheckSkipsErroredChanges: a change whose error finding already says what the server
+// would answer (NP303, NP305, NP402) is not sent again, so it is not reported twice; one
+// whose error says nothing about the config itself (data loss, the account's limits, an
+// invariant) is sent, so that every refusal shows in one plan.
 func TestCheckSkipsErroredChanges(t *testing.T) {
 	isolateTemp(t)
 	for _, tc := range []struct {
-		overridable string
-		want        int
-	}{{"", 0}, {"allow-data-loss", 1}} {
+		code string
+		want int
+	}{
+		{plan.CodeRefused, 0}, {plan.CodeRewrite, 0}, {plan.CodeOverlap, 0},
+		{"NP302", 1}, {plan.CodeAccountLimits, 1}, {"NP101", 1},
+	} {
 		desired := desiredStream("BAD", server.StreamConfig{Subjects: []string{"bad.>"}, MaxAge: 50_000_000}, "max_age")
 		p := computePlan(t, desired, model.New())
-		p.Findings = append(p.Findings, &plan.Finding{Code: "NP302", Severity: plan.SevError, Address: "stream.BAD", Overridable: tc.overridable})
+		p.Findings = append(p.Findings, &plan.Finding{Code: tc.code, Severity: plan.SevError, Address: "stream.BAD"})
 		res, err := Check(context.Background(), p, desired, model.New())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Findings) != tc.want || res.Checked != tc.want {
-			t.Fatalf("overridable %q: %d checked, findings %s; want %d", tc.overridable, res.Checked, jsonOf(res.Findings), tc.want)
+			t.Fatalf("with %s: %d checked, findings %s; want %d", tc.code, res.Checked, jsonOf(res.Findings), tc.want)
 		}
 	}
 }
