@@ -45,10 +45,10 @@ type peerCase struct {
 	// rewrites are declared values the server replaces even in pedantic mode: the
 	// server must hold the rewritten value, and plan must say so at the attribute.
 	rewrites []peerAssert
-	asserts []peerAssert
-	steps   [][]txtar.File   // one configuration per step, applied in order
-	before  map[int][]string // out-of-band actions before step i (1-based)
-	notes   map[string][]string
+	asserts  []peerAssert
+	steps    [][]txtar.File   // one configuration per step, applied in order
+	before   map[int][]string // out-of-band actions before step i (1-based)
+	notes    map[string][]string
 }
 
 // peerAssert is a value the peer's test asserts the server holds after apply.
