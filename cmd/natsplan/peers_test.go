@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
@@ -36,6 +37,7 @@ type peerCase struct {
 	name    string // peer/file, without .txtar
 	peer    string // "terraform" or "nack"
 	source  string
+	derived string // set when the case is not the peer's configuration as it is
 	expect  string // "accepted" or "refused"
 	pending string // why a refused case is not refused by plan yet
 	server  string // "plain", or "limited": max_request_batch 1 as in the provider's tests
@@ -48,6 +50,8 @@ type peerCase struct {
 	asserts  []peerAssert
 	steps    [][]txtar.File   // one configuration per step, applied in order
 	before   map[int][]string // out-of-band actions before step i (1-based)
+	flags    []string         // extra apply flags (--allow-delete)
+	gone     []string         // addresses that must not exist after the last step
 	notes    map[string][]string
 }
 
@@ -105,6 +109,8 @@ func parsePeerCase(peer, path string) (*peerCase, error) {
 		switch key {
 		case "source":
 			c.source = val
+		case "derived":
+			c.derived = val
 		case "expect":
 			c.expect = val
 		case "pending":
@@ -134,10 +140,19 @@ func parsePeerCase(peer, path string) (*peerCase, error) {
 		case "before":
 			n, action, ok := strings.Cut(val, " ")
 			step, err := strconv.Atoi(n)
-			if !ok || err != nil || step < 2 {
-				return nil, fmt.Errorf("line %d: want `before: STEP ACTION ARGS`, STEP from 2", i+1)
+			if !ok || err != nil || step < 1 {
+				return nil, fmt.Errorf("line %d: want `before: STEP ACTION ARGS`, STEP from 1", i+1)
 			}
 			c.before[step] = append(c.before[step], action)
+		case "flags":
+			for _, f := range strings.Fields(val) {
+				if f != "--allow-delete" {
+					return nil, fmt.Errorf("line %d: flags: only --allow-delete, got %q", i+1, f)
+				}
+				c.flags = append(c.flags, f)
+			}
+		case "gone":
+			c.gone = append(c.gone, val)
 		case "map", "gap", "note", "peer-error":
 			c.notes[key] = append(c.notes[key], val)
 		default:
@@ -153,7 +168,7 @@ func parsePeerCase(peer, path string) (*peerCase, error) {
 		return nil, fmt.Errorf("pending: is for refused cases only")
 	case c.expect == "refused" && len(c.notes["peer-error"]) == 0:
 		return nil, fmt.Errorf("a refused case quotes the refusal (peer-error:)")
-	case c.expect == "refused" && (len(c.asserts) > 0 || len(c.rewrites) > 0):
+	case c.expect == "refused" && (len(c.asserts) > 0 || len(c.rewrites) > 0 || len(c.gone) > 0):
 		return nil, fmt.Errorf("a refused case asserts nothing on the server")
 	case c.refusedBy == "natsplan" && (c.expect != "refused" || c.pending != ""):
 		return nil, fmt.Errorf("refused-by: natsplan is for refused cases that plan refuses already")
@@ -291,18 +306,24 @@ func TestPeersRefusedAtPlan(t *testing.T) {
 		}
 		runBefore(t, c, url, last+1)
 		dir := writeStep(t, c.steps[last])
+		refused := func(by, out string) {
+			t.Logf("refused by %s: %s", by, firstError(out))
+			if c.pending != "" {
+				t.Errorf("refused by %s now: remove the case's pending: line (%s)", by, c.pending)
+			}
+		}
 		if code, out, errOut := cli(t, url, "validate", dir); code == exitError {
-			t.Logf("refused by validate: %s", firstError(out+errOut))
+			refused("validate", out+errOut)
 			return
 		}
 		code, out, errOut := cli(t, url, "plan", dir)
 		if code == exitError {
-			t.Logf("refused by plan: %s", firstError(out+errOut))
+			refused("plan", out+errOut)
 			return
 		}
 		// Plan let it through: say what the server does with it, so the report shows
 		// whether the case is refused at apply or silently changed.
-		acode, aout, aerr := cli(t, url, "apply", "--auto-approve", dir)
+		acode, aout, aerr := cli(t, url, append([]string{"apply", "--auto-approve"}, append(c.flags, dir)...)...)
 		what := "apply then succeeded: the server accepted or rewrote it"
 		if acode != 0 {
 			what = "apply then failed: " + lastLines(aout+aerr, 3)
@@ -357,7 +378,7 @@ func applyPeerStep(t *testing.T, c *peerCase, url string, i int) {
 	runBefore(t, c, url, i+1)
 	dir := writeStep(t, c.steps[i])
 	step := fmt.Sprintf("step %d of %d", i+1, len(c.steps))
-	if code, out, errOut := cli(t, url, "apply", "--auto-approve", dir); code != 0 {
+	if code, out, errOut := cli(t, url, append([]string{"apply", "--auto-approve"}, append(c.flags, dir)...)...); code != 0 {
 		t.Fatalf("%s: apply exit %d\n%s%s", step, code, out, errOut)
 	}
 	if code, out, errOut := cli(t, url, "plan", "--detailed-exitcode", dir); code != 0 {
@@ -376,18 +397,51 @@ func applyPeerStep(t *testing.T, c *peerCase, url string, i int) {
 		for _, a := range c.asserts {
 			checkPeerAssert(t, api, a)
 		}
+		for _, addr := range c.gone {
+			checkGone(t, api, addr)
+		}
 	}
 	checkDeclaredHeld(t, step, dir, api, rewritten)
 }
 
 func peerAPI(t *testing.T, url string) *jsapi.Client {
 	t.Helper()
+	return jsapi.New(peerConn(t, url), "", 5*time.Second)
+}
+
+func peerConn(t *testing.T, url string) *nats.Conn {
+	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	return jsapi.New(nc, "", 5*time.Second)
+	return nc
+}
+
+// checkGone checks that the object at addr (stream.NAME, consumer.STREAM.NAME) is gone.
+func checkGone(t *testing.T, api *jsapi.Client, addr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	parts := strings.Split(addr, ".")
+	var found bool
+	var err error
+	switch {
+	case parts[0] == "stream" && len(parts) == 2:
+		var info *server.StreamInfo
+		info, err = api.StreamInfo(ctx, parts[1])
+		found = info != nil
+	case parts[0] == "consumer" && len(parts) == 3:
+		var info *server.ConsumerInfo
+		info, err = api.ConsumerInfo(ctx, parts[1], parts[2])
+		found = info != nil
+	default:
+		t.Fatalf("gone: bad address %q", addr)
+	}
+	if err != nil || found {
+		t.Errorf("gone: %s is still on the server (%v)", addr, err)
+	}
 }
 
 // runBefore performs the out-of-band actions listed for step (1-based): what the
@@ -408,6 +462,19 @@ func runBefore(t *testing.T, c *peerCase, url string, step int) {
 			err = api.DeleteStream(ctx, f[1])
 		case len(f) == 3 && f[0] == "delete-consumer":
 			err = api.DeleteConsumer(ctx, f[1], f[2])
+		case len(f) >= 3 && f[0] == "create-stream":
+			_, err = api.CreateStream(ctx, f[1], json.RawMessage(strings.Join(f[2:], " ")))
+		case len(f) >= 4 && f[0] == "create-consumer":
+			_, err = api.WriteConsumer(ctx, f[1], f[2], json.RawMessage(strings.Join(f[3:], " ")), jsapi.ConsumerCreate)
+		case len(f) >= 2 && f[0] == "create-kv":
+			// As a client library creates a bucket: nats.go's jetstream package.
+			var cfg jetstream.KeyValueConfig
+			if err = json.Unmarshal([]byte(strings.Join(f[1:], " ")), &cfg); err == nil {
+				var js jetstream.JetStream
+				if js, err = jetstream.New(peerConn(t, url)); err == nil {
+					_, err = js.CreateKeyValue(ctx, cfg)
+				}
+			}
 		default:
 			t.Fatalf("before: unknown action %q", action)
 		}
@@ -725,5 +792,67 @@ func TestPeersRewritesReported(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPeersManifest keeps test/peers/README.md true: its counts and its table of cases
+// match the cases' own headers.
+func TestPeersManifest(t *testing.T) {
+	cases := loadPeerCases(t)
+	b, err := os.ReadFile(filepath.Join(peersDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		var cells []string
+		for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+			cells = append(cells, strings.Trim(strings.TrimSpace(c), "`"))
+		}
+		rows[cells[0]] = cells
+	}
+	type counts struct{ accepted, derived, refused, pending, byRule int }
+	got := map[string]*counts{"terraform": {}, "nack": {}}
+	for _, c := range cases {
+		n := got[c.peer]
+		want := []string{c.name, c.expect, ""}
+		switch {
+		case c.expect == "accepted":
+			n.accepted++
+			if c.derived != "" {
+				n.derived++
+				want[2] = "derived"
+			}
+		case c.pending != "":
+			n.refused++
+			n.pending++
+			want[2] = "pending"
+		case c.refusedBy == "natsplan":
+			n.refused++
+			n.byRule++
+			want[2] = "natsplan rule"
+		default:
+			n.refused++
+		}
+		row := rows[c.name]
+		if len(row) < 3 || row[1] != want[1] || row[2] != want[2] {
+			t.Errorf("README.md: want the row | %s | %s | %s | ..., got %q", want[0], want[1], want[2], row)
+		}
+		delete(rows, c.name)
+	}
+	for peer, n := range got {
+		want := []string{peer, strconv.Itoa(n.accepted), strconv.Itoa(n.derived), strconv.Itoa(n.refused), strconv.Itoa(n.pending), strconv.Itoa(n.byRule)}
+		if row := rows[peer]; !reflect.DeepEqual(row, want) {
+			t.Errorf("README.md counts: want | %s |, got %q", strings.Join(want, " | "), row)
+		}
+		delete(rows, peer)
+	}
+	for name, row := range rows {
+		if strings.HasPrefix(name, "terraform/") || strings.HasPrefix(name, "nack/") {
+			t.Errorf("README.md lists %s, which is not a case: %q", name, row)
+		}
 	}
 }
