@@ -850,6 +850,18 @@ func TestPeersManifest(t *testing.T) {
 		}
 		delete(rows, peer)
 	}
+	// The project's README cites the same counts.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for peer, title := range map[string]string{"terraform": "Terraform provider", "nack": "NACK"} {
+		n := got[peer]
+		want := fmt.Sprintf("| %s | %d | %d of %d | %d of %d |", title, n.accepted+n.refused, n.accepted, n.accepted, n.refused-n.pending, n.refused)
+		if !strings.Contains(string(readme), want+"\n") {
+			t.Errorf("README.md's comparison lacks the row %s", want)
+		}
+	}
 	for name, row := range rows {
 		if strings.HasPrefix(name, "terraform/") || strings.HasPrefix(name, "nack/") {
 			t.Errorf("README.md lists %s, which is not a case: %q", name, row)
