@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -540,25 +541,33 @@ func compareDeclared(t *testing.T, step, addr string, decl *model.Decl, desired,
 	if decl == nil {
 		t.Fatalf("%s: %s has no declaration", step, addr)
 	}
-	d, l := toJSONDoc(t, desired), toJSONDoc(t, live)
+	for _, m := range declaredMismatches(addr, decl, toJSONDoc(t, desired), toJSONDoc(t, live), rewritten) {
+		t.Errorf("%s: %s", step, m)
+	}
+}
+
+// declaredMismatches lists the declared paths whose live value differs. A declared path
+// absent from the desired JSON is a zero value the wire omits (deny_delete = false,
+// opt_start_seq = 0) or a field natsplan keeps to itself (lifecycle): live must be zero
+// or absent there too.
+func declaredMismatches(addr string, decl *model.Decl, desired, live any, rewritten map[string]bool) []string {
 	var paths []string
 	for p := range decl.Fields {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	var out []string
 	for _, p := range paths {
 		if isPathPrefix(p, paths) || rewritten[addr+" "+p] {
 			continue // a container, whose declared leaves are compared; or a known rewrite
 		}
-		want, ok := jsonAt(d, p)
-		if !ok {
-			continue // declared null, or a field natsplan keeps to itself (lifecycle, dead_letter)
-		}
-		got, _ := jsonAt(l, p)
+		want, _ := jsonAt(desired, p)
+		got, _ := jsonAt(live, p)
 		if !jsonSubset(want, got) {
-			t.Errorf("%s: %s %s: the file declares %s, the server holds %s", step, addr, p, jsonString(want), jsonString(got))
+			out = append(out, fmt.Sprintf("%s %s: the file declares %s, the server holds %s", addr, p, jsonString(want), jsonString(got)))
 		}
 	}
+	return out
 }
 
 func isPathPrefix(p string, paths []string) bool {
@@ -865,6 +874,40 @@ func TestPeersManifest(t *testing.T) {
 	for name, row := range rows {
 		if strings.HasPrefix(name, "terraform/") || strings.HasPrefix(name, "nack/") {
 			t.Errorf("README.md lists %s, which is not a case: %q", name, row)
+		}
+	}
+}
+
+// TestDeclaredMismatches checks the comparison the corpus relies on: it must catch a
+// changed value, a zero value the server replaced, and an extra list element, and accept
+// server-filled keys beside the declared ones.
+func TestDeclaredMismatches(t *testing.T) {
+	decl := &model.Decl{Fields: map[string]hcl.Range{
+		"ack_wait": {}, "deny_delete": {}, "metadata": {}, "filter_subjects": {}, "placement": {}, "placement.tags": {},
+	}}
+	desired := `{"ack_wait": 10000000000, "metadata": {"a": "b"}, "filter_subjects": ["x"], "placement": {"tags": ["t"]}}`
+	cases := []struct {
+		live string
+		want int
+	}{
+		{`{"ack_wait": 10000000000, "metadata": {"a": "b", "natsplan.project": "p"}, "filter_subjects": ["x"], "placement": {"tags": ["t"]}}`, 0},
+		{`{"ack_wait": 1000000000, "metadata": {"a": "b"}, "filter_subjects": ["x"], "placement": {"tags": ["t"]}}`, 1},
+		{`{"ack_wait": 10000000000, "deny_delete": true, "metadata": {"a": "b"}, "filter_subjects": ["x"], "placement": {"tags": ["t"]}}`, 1},
+		{`{"ack_wait": 10000000000, "metadata": {}, "filter_subjects": ["x", "y"], "placement": {"tags": []}}`, 3},
+	}
+	for i, c := range cases {
+		var d, l any
+		if err := json.Unmarshal([]byte(desired), &d); err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(strings.NewReader(c.live))
+		dec.UseNumber()
+		if err := dec.Decode(&l); err != nil {
+			t.Fatal(err)
+		}
+		d = toJSONDoc(t, d)
+		if got := declaredMismatches("consumer.S.C", decl, d, l, nil); len(got) != c.want {
+			t.Errorf("case %d: %d mismatches, want %d: %q", i, len(got), c.want, got)
 		}
 	}
 }
