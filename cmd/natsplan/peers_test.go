@@ -17,6 +17,7 @@ import (
 
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/testsrv"
+	"github.com/natsplan/natsplan/plan"
 )
 
 // The peers' corpus (test/peers, described in its README.md) is the Terraform JetStream
@@ -89,22 +90,11 @@ func writeStep(t *testing.T, files []txtar.File) string {
 	return dir
 }
 
-// TestPeersAccepted applies every configuration the peers' tests expect the server to
-// accept: apply succeeds, plan and drift are empty afterwards, the server holds every
-// value the files declare, and every value the peer's test asserts.
-func TestPeersAccepted(t *testing.T) {
-	runPeers(t, "accepted", func(t *testing.T, c *peerCase, url string) {
-		for i := range c.steps {
-			applyPeerStep(t, c, url, i)
-		}
-	})
-}
-
 // TestPeersRefusedAtPlan proves that every configuration the server refuses is refused
 // by validate or plan (exit 1), never first by apply. Earlier steps must apply cleanly.
 // A case whose plan passes fails here, and the message shows what apply then does.
 func TestPeersRefusedAtPlan(t *testing.T) {
-	runPeers(t, "refused", func(t *testing.T, c *peerCase, url string) {
+	runPeers(t, func(c *peerCase) bool { return c.expect == "refused" }, func(t *testing.T, c *peerCase, url string) {
 		last := len(c.steps) - 1
 		for i := range last {
 			applyPeerStep(t, c, url, i)
@@ -158,55 +148,6 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-func runPeers(t *testing.T, expect string, run func(*testing.T, *peerCase, string)) {
-	all := loadPeerCases(t)
-	var cases []*peerCase
-	for _, c := range all {
-		if c.expect == expect {
-			cases = append(cases, c)
-		}
-	}
-	ps := startPeerServers(t, cases)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			run(t, c, ps.urls[c.name])
-		})
-	}
-}
-
-// applyPeerStep applies step i and checks that it converged.
-func applyPeerStep(t *testing.T, c *peerCase, url string, i int) {
-	t.Helper()
-	runBefore(t, c, url, i+1)
-	dir := writeStep(t, c.steps[i])
-	step := fmt.Sprintf("step %d of %d", i+1, len(c.steps))
-	if code, out, errOut := cli(t, url, append([]string{"apply", "--auto-approve"}, append(c.flags, dir)...)...); code != 0 {
-		t.Fatalf("%s: apply exit %d\n%s%s", step, code, out, errOut)
-	}
-	if code, out, errOut := cli(t, url, "plan", "--detailed-exitcode", dir); code != 0 {
-		t.Fatalf("%s: plan after apply exit %d, want 0 (no changes)\n%s%s", step, code, out, errOut)
-	}
-	if code, out, errOut := cli(t, url, "drift", dir); code != 0 {
-		t.Fatalf("%s: drift after apply exit %d, want 0\n%s%s", step, code, out, errOut)
-	}
-	api := peerAPI(t, url)
-	rewritten := map[string]bool{}
-	if i == len(c.steps)-1 {
-		for _, rw := range c.rewrites {
-			rewritten[rw.addr+" "+rw.path] = true
-			checkPeerAssert(t, api, rw)
-		}
-		for _, a := range c.asserts {
-			checkPeerAssert(t, api, a)
-		}
-		for _, addr := range c.gone {
-			checkGone(t, api, addr)
-		}
-	}
-	checkDeclaredHeld(t, step, dir, api, rewritten)
 }
 
 func peerAPI(t *testing.T, url string) *jsapi.Client {
@@ -264,51 +205,129 @@ func runBefore(t *testing.T, c *peerCase, url string, step int) {
 	}
 }
 
-// TestPeersRewritesReported proves that where the server replaces a declared value even
-// in pedantic mode (the case's rewrites: lines), plan reports it at that attribute
-// before the step that causes it is applied.
+// TestPeersAccepted applies every configuration the peers' tests expect the server to
+// accept: apply succeeds, plan and drift are empty afterwards, the server holds every
+// value the files declare, and every value the peer's test asserts. Cases that declare
+// a value the server replaces are TestPeersRewritesReported's.
+func TestPeersAccepted(t *testing.T) {
+	runPeers(t, func(c *peerCase) bool { return c.expect == "accepted" && len(c.rewrites) == 0 },
+		func(t *testing.T, c *peerCase, url string) {
+			for i := range c.steps {
+				applyPeerStep(t, c, url, i)
+			}
+		})
+}
+
+// TestPeersRewritesReported runs the cases that declare a value the server replaces even
+// in pedantic mode (rewrites: lines): plan reports it at the attribute (NP305) before and
+// after the apply, apply succeeds, the server holds the rewritten value and everything
+// else declared, and plan shows no difference but the rewritten attributes.
 func TestPeersRewritesReported(t *testing.T) {
-	all := loadPeerCases(t)
+	runPeers(t, func(c *peerCase) bool { return len(c.rewrites) > 0 }, func(t *testing.T, c *peerCase, url string) {
+		last := len(c.steps) - 1
+		for i := range last {
+			applyPeerStep(t, c, url, i)
+		}
+		runBefore(t, c, url, last+1)
+		dir := writeStep(t, c.steps[last])
+		_, before := planJSON(t, url, dir)
+		checkRewritesReported(t, c, before, "before apply")
+		applyStep(t, c, url, last, dir)
+		_, after := planJSON(t, url, dir)
+		checkRewritesReported(t, c, after, "after apply")
+		allowed := map[string]bool{}
+		for _, rw := range c.rewrites {
+			allowed[rw.addr+" "+rw.path] = true
+		}
+		for _, ch := range after.Changes {
+			if len(ch.Fields) == 0 {
+				t.Errorf("after apply, plan still has %s %s", ch.Action, ch.Address)
+			}
+			for _, f := range ch.Fields {
+				if !allowed[ch.Address+" "+f.Path] {
+					t.Errorf("after apply, plan still changes %s %s, which is not a rewrite", ch.Address, f.Path)
+				}
+			}
+		}
+		checkStepHeld(t, c, url, last, dir)
+	})
+}
+
+func checkRewritesReported(t *testing.T, c *peerCase, p *plan.Plan, when string) {
+	t.Helper()
+	for _, rw := range c.rewrites {
+		field := rw.path[strings.LastIndex(rw.path, ".")+1:]
+		found := false
+		for _, f := range p.Findings {
+			found = found || f.Address == rw.addr && strings.Contains(f.Message, field)
+		}
+		if !found {
+			t.Errorf("%s, plan does not report that the server replaces %s %s (it holds %s): findings %+v",
+				when, rw.addr, rw.path, jsonString(rw.want), p.Findings)
+		}
+	}
+}
+
+// runPeers runs the cases that pick selects, in parallel, each in its own account.
+func runPeers(t *testing.T, pick func(*peerCase) bool, run func(*testing.T, *peerCase, string)) {
 	var cases []*peerCase
-	for _, c := range all {
-		if len(c.rewrites) > 0 {
+	for _, c := range loadPeerCases(t) {
+		if pick(c) {
 			cases = append(cases, c)
 		}
 	}
 	if len(cases) == 0 {
-		t.Fatal("no case declares a rewrite")
+		t.Fatal("no case to run")
 	}
 	ps := startPeerServers(t, cases)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			url := ps.urls[c.name]
-			last := len(c.steps) - 1
-			for i := range last {
-				applyPeerStep(t, c, url, i)
-			}
-			runBefore(t, c, url, last+1)
-			dir := writeStep(t, c.steps[last])
-			_, out, errOut := cli(t, url, "plan", "--format", "json", dir)
-			var doc struct {
-				Findings []struct {
-					Address, Message, Severity string
-				} `json:"findings"`
-			}
-			if err := json.Unmarshal([]byte(out), &doc); err != nil {
-				t.Fatalf("plan --format json: %v\n%s%s", err, out, errOut)
-			}
-			for _, rw := range c.rewrites {
-				field := rw.path[strings.LastIndex(rw.path, ".")+1:]
-				found := false
-				for _, f := range doc.Findings {
-					found = found || f.Address == rw.addr && strings.Contains(f.Message, field)
-				}
-				if !found {
-					t.Errorf("plan does not report that the server replaces %s %s (it will hold %s): findings %+v",
-						rw.addr, rw.path, jsonString(rw.want), doc.Findings)
-				}
-			}
+			run(t, c, ps.urls[c.name])
 		})
 	}
+}
+
+// applyPeerStep applies step i and checks that it converged and holds what it declares.
+func applyPeerStep(t *testing.T, c *peerCase, url string, i int) {
+	t.Helper()
+	runBefore(t, c, url, i+1)
+	dir := writeStep(t, c.steps[i])
+	applyStep(t, c, url, i, dir)
+	step := fmt.Sprintf("step %d of %d", i+1, len(c.steps))
+	if code, out, errOut := cli(t, url, "plan", "--detailed-exitcode", dir); code != 0 {
+		t.Fatalf("%s: plan after apply exit %d, want 0 (no changes)\n%s%s", step, code, out, errOut)
+	}
+	if code, out, errOut := cli(t, url, "drift", dir); code != 0 {
+		t.Fatalf("%s: drift after apply exit %d, want 0\n%s%s", step, code, out, errOut)
+	}
+	checkStepHeld(t, c, url, i, dir)
+}
+
+func applyStep(t *testing.T, c *peerCase, url string, i int, dir string) {
+	t.Helper()
+	if code, out, errOut := cli(t, url, append([]string{"apply", "--auto-approve"}, append(c.flags, dir)...)...); code != 0 {
+		t.Fatalf("step %d of %d: apply exit %d\n%s%s", i+1, len(c.steps), code, out, errOut)
+	}
+}
+
+// checkStepHeld checks the server against step i's files and, after the last step, the
+// peer's assertions.
+func checkStepHeld(t *testing.T, c *peerCase, url string, i int, dir string) {
+	t.Helper()
+	api := peerAPI(t, url)
+	rewritten := map[string]bool{}
+	if i == len(c.steps)-1 {
+		for _, rw := range c.rewrites {
+			rewritten[rw.addr+" "+rw.path] = true
+			checkPeerAssert(t, api, rw)
+		}
+		for _, a := range c.asserts {
+			checkPeerAssert(t, api, a)
+		}
+		for _, addr := range c.gone {
+			checkGone(t, api, addr)
+		}
+	}
+	checkDeclaredHeld(t, fmt.Sprintf("step %d of %d", i+1, len(c.steps)), dir, api, rewritten)
 }
