@@ -204,8 +204,8 @@ func parsePeerAssert(s string) (peerAssert, error) {
 	return a, nil
 }
 
-// TestPeersManifest keeps test/peers/README.md true: its counts and its table of cases
-// match the cases' own headers.
+// TestPeersManifest keeps test/peers/README.md true (its counts and its table of cases
+// match the cases' own headers) and the cases' files formatted.
 func TestPeersManifest(t *testing.T) {
 	cases := loadPeerCases(t)
 	b, err := os.ReadFile(filepath.Join(peersDir, "README.md"))
@@ -273,6 +273,14 @@ func TestPeersManifest(t *testing.T) {
 		want := fmt.Sprintf("| %s | %d | %d of %d | %d of %d |", title, n.accepted+n.refused, n.accepted-n.acceptedPending, n.accepted, n.refused-n.pending, n.refused)
 		if !strings.Contains(string(readme), want+"\n") {
 			t.Errorf("README.md's comparison lacks the row %s", want)
+		}
+	}
+	// Every file is in natsplan's canonical format, as a user's would be.
+	for _, c := range cases {
+		for i, files := range c.steps {
+			if code, out, errOut := cli(t, "", "fmt", "--check", "--diff", writeStep(t, files)); code != 0 {
+				t.Errorf("%s step %d is not formatted (natsplan fmt):\n%s%s", c.name, i+1, out, errOut)
+			}
 		}
 	}
 	for name, row := range rows {
