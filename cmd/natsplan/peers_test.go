@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,6 +96,16 @@ func writeStep(t *testing.T, files []txtar.File) string {
 // by validate or plan (exit 1), never first by apply. Earlier steps must apply cleanly.
 // A case whose plan passes fails here, and the message shows what apply then does.
 func TestPeersRefusedAtPlan(t *testing.T) {
+	var mu sync.Mutex
+	var pending, regressed []string
+	t.Cleanup(func() {
+		sort.Strings(pending)
+		sort.Strings(regressed)
+		if len(pending)+len(regressed) > 0 {
+			t.Logf("not refused at plan: %d marked pending %v; %d not marked (a regression) %v",
+				len(pending), pending, len(regressed), regressed)
+		}
+	})
 	runPeers(t, func(c *peerCase) bool { return c.expect == "refused" }, func(t *testing.T, c *peerCase, url string) {
 		last := len(c.steps) - 1
 		for i := range last {
@@ -123,6 +135,13 @@ func TestPeersRefusedAtPlan(t *testing.T) {
 		if acode != 0 {
 			what = "apply then failed: " + lastLines(aout+aerr, 3)
 		}
+		mu.Lock()
+		if c.pending != "" {
+			pending = append(pending, c.name)
+		} else {
+			regressed = append(regressed, c.name)
+		}
+		mu.Unlock()
 		t.Errorf("plan accepted a configuration the server refuses (exit %d: %s)\npeer: %s\npending: %s\n%s",
 			code, lastLines(out+errOut, 1), strings.Join(c.notes["peer-error"], "; "), c.pending, what)
 	})
