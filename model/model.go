@@ -222,6 +222,9 @@ type Expect struct {
 	Decl    *Decl
 }
 
+// DefaultLockBucket is the KV bucket of the apply lock when the lock block names none.
+const DefaultLockBucket = "natsplan_lock"
+
 // Lock is the natsplan { lock {} } setting.
 type Lock struct {
 	Bucket string

@@ -43,6 +43,7 @@ func (c *computer) checkAccountLimits() {
 		l.streams[name] = &cfg
 		l.consumers[name] = map[string]bool{}
 	}
+	l.lockBucket()
 	for k, lc := range c.live.Consumers {
 		if !lc.Config.Sourcing && !lc.Config.Direct && l.consumers[k.Stream] != nil {
 			l.consumers[k.Stream][k.Name] = true
@@ -59,6 +60,28 @@ func (c *computer) checkAccountLimits() {
 			l.stream(ch)
 		}
 	}
+}
+
+// lockBucket counts the apply lock's bucket, which apply creates before its first change
+// when the files enable the lock and the bucket does not exist yet: it takes a stream of
+// the account's limit like any other, so a create that fits only without it is refused
+// here, not at apply after the lock is taken.
+func (l *limitsCheck) lockBucket() {
+	lk := l.c.desired.Lock
+	if lk == nil {
+		return
+	}
+	bucket := lk.Bucket
+	if bucket == "" {
+		bucket = model.DefaultLockBucket
+	}
+	name := "KV_" + bucket
+	if _, ok := l.streams[name]; ok {
+		return
+	}
+	l.streams[name] = &server.StreamConfig{Name: name, Replicas: 1, Storage: server.FileStorage,
+		MaxBytes: -1, MaxMsgs: -1, MaxMsgsPer: 1}
+	l.consumers[name] = map[string]bool{}
 }
 
 // Refused returns the addresses that already carry an error finding: a change refused

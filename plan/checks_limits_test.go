@@ -38,6 +38,12 @@ func declaredStreams(streams ...server.StreamConfig) *model.Model {
 	return m
 }
 
+// withLock enables the apply lock in m, with bucket ("" for the default).
+func withLock(m *model.Model, bucket string) *model.Model {
+	m.Lock = &model.Lock{Bucket: bucket}
+	return m
+}
+
 func limitStream(name string, maxBytes int64, replicas int) server.StreamConfig {
 	return server.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"}, MaxBytes: maxBytes, Replicas: replicas}
 }
@@ -78,6 +84,15 @@ func TestAccountLimits(t *testing.T) {
 			limitedTarget(3, tiered), []string{"c.hcl:30:1"}},
 		{"no tier for the replicas", declaredStreams(limitStream("A", 0, 5)),
 			limitedTarget(5, tiered), []string{"c.hcl:12:3"}},
+		{"the apply lock's new bucket takes a stream", withLock(declaredStreams(limitStream("A", 0, 1)), ""),
+			limitedTarget(1, map[string]server.JetStreamAccountLimits{"": streamsLimit}, liveObj{cfg: limitStream("OTHER", 0, 1)}),
+			[]string{"c.hcl:10:1"}},
+		{"the apply lock's bucket exists", withLock(declaredStreams(limitStream("A", 0, 1)), "locks"),
+			limitedTarget(1, map[string]server.JetStreamAccountLimits{"": streamsLimit}, liveObj{cfg: limitStream("KV_locks", 0, 1)}),
+			nil},
+		{"no lock, no bucket", declaredStreams(limitStream("A", 0, 1)),
+			limitedTarget(1, map[string]server.JetStreamAccountLimits{"": streamsLimit}, liveObj{cfg: limitStream("OTHER", 0, 1)}),
+			nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := plan.Compute(tc.desired, tc.live, plan.Options{})

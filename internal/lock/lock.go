@@ -33,7 +33,7 @@ import (
 
 // Defaults of the lock settings.
 const (
-	DefaultBucket = "natsplan_lock"
+	DefaultBucket = model.DefaultLockBucket
 	DefaultTTL    = 30 * time.Second
 	// MinTTL keeps the refresh interval (TTL/3) well above a request's round trip.
 	MinTTL = 300 * time.Millisecond
