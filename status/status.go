@@ -173,8 +173,8 @@ type DeadLetter struct {
 	LastSeq uint64     `json:"last_seq"`
 	Newest  *time.Time `json:"newest,omitempty"`
 	// For lists the addresses of the groups and consumers whose dead letters it holds.
-	For []string `json:"for"`
-	Decl string  `json:"decl,omitempty"`
+	For  []string `json:"for"`
+	Decl string   `json:"decl,omitempty"`
 }
 
 // Rates are per-second changes between two samples (docs/status.md says how each is
