@@ -1,0 +1,165 @@
+package status_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/natsplan/natsplan/internal/embedded"
+	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/testsrv"
+	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/observe"
+	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/schema"
+	"github.com/natsplan/natsplan/status"
+)
+
+// env is one test's server, the model the files declare, created on it as apply
+// sends it, and a JetStream client to play the workers.
+type env struct {
+	t       *testing.T
+	s       *embedded.Server
+	api     *jsapi.Client
+	js      jetstream.JetStream
+	desired *model.Model
+	ctx     context.Context
+}
+
+func setup(t *testing.T, src string) *env {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "status.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, diags := schema.Load([]string{path}, schema.Vars{})
+	if diags.HasErrors() {
+		t.Fatalf("load: %v", diags)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	s := testsrv.Start(t)
+	nc := testsrv.Connect(t, s)
+	api := jsapi.New(nc, "", 5*time.Second)
+	for _, name := range m.StreamNames() {
+		cfg := plan.NormalizeStream(m.Streams[name].Config, nil)
+		b, _ := json.Marshal(cfg)
+		if _, err := api.CreateStream(ctx, name, b); err != nil {
+			t.Fatalf("create stream %s: %v", name, err)
+		}
+	}
+	for _, k := range m.ConsumerKeys() {
+		st := plan.NormalizeStream(m.Streams[k.Stream].Config, nil)
+		cfg := plan.NormalizeConsumer(m.Consumers[k].Config, &st, nil)
+		b, _ := json.Marshal(cfg)
+		if _, err := api.WriteConsumer(ctx, k.Stream, k.Name, b, jsapi.ConsumerCreate); err != nil {
+			t.Fatalf("create consumer %s: %v", k, err)
+		}
+	}
+	return &env{t: t, s: s, api: api, js: e2js(t, s), desired: m, ctx: ctx}
+}
+
+// e2js is a worker's JetStream client on its own connection.
+func e2js(t *testing.T, s *embedded.Server) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+func (e *env) publish(subjects ...string) {
+	e.t.Helper()
+	for _, subj := range subjects {
+		if _, err := e.js.Publish(e.ctx, subj, []byte(subj)); err != nil {
+			e.t.Fatalf("publish %s: %v", subj, err)
+		}
+	}
+}
+
+func (e *env) consumer(stream, name string) jetstream.Consumer {
+	e.t.Helper()
+	c, err := e.js.Consumer(e.ctx, stream, name)
+	if err != nil {
+		e.t.Fatalf("consumer %s/%s: %v", stream, name, err)
+	}
+	return c
+}
+
+// fetch pulls n messages from stream/name with one fetch of batch that waits up to
+// wait, and returns them unacknowledged; the fetch stays parked for the rest.
+func (e *env) fetch(stream, name string, batch, n int, wait time.Duration) []jetstream.Msg {
+	e.t.Helper()
+	b, err := e.consumer(stream, name).Fetch(batch, jetstream.FetchMaxWait(wait))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []jetstream.Msg
+	for m := range b.Messages() {
+		out = append(out, m)
+		if len(out) == n {
+			break
+		}
+	}
+	if len(out) != n {
+		e.t.Fatalf("fetch %s/%s: got %d messages, want %d (%v)", stream, name, len(out), n, b.Error())
+	}
+	return out
+}
+
+// report reads the server once and evaluates the sample.
+func (e *env) report(th status.Thresholds) *status.Report {
+	e.t.Helper()
+	s, err := status.Read(e.ctx, e.api, e.desired, observe.Options{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return status.Evaluate(e.desired, s, nil, th)
+}
+
+// eventually evaluates until ok holds (the server updates some counters
+// asynchronously, such as a parked pull request) and returns the last report.
+func (e *env) eventually(th status.Thresholds, ok func(*status.Report) bool) *status.Report {
+	e.t.Helper()
+	var r *status.Report
+	for range 100 {
+		if r = e.report(th); ok(r) {
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return r
+}
+
+func codes(r *status.Report) map[string][]*status.Finding {
+	out := map[string][]*status.Finding{}
+	for _, f := range r.Findings {
+		out[f.Code] = append(out[f.Code], f)
+	}
+	return out
+}
+
+func has(code string) func(*status.Report) bool {
+	return func(r *status.Report) bool { return len(codes(r)[code]) > 0 }
+}
+
+func consumerRow(r *status.Report, stream, name string) *status.Consumer {
+	for _, c := range r.Consumers {
+		if c.Stream == stream && c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
