@@ -126,18 +126,19 @@ func groups(desired *model.Model, byKey map[model.ConsumerKey]*Consumer, prev *S
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	byGroup := map[string][]*Consumer{}
+	for k, c := range desired.Consumers {
+		if c.Group != "" {
+			byGroup[c.Group] = append(byGroup[c.Group], byKey[k])
+		}
+	}
 	for _, n := range names {
 		dg := desired.Groups[n]
 		g := &Group{Address: dg.Address(), Name: dg.Name, Stream: dg.Stream, Partitions: dg.Mapping != "", Decl: dg.Decl.String()}
 		if dg.DeadLetter != nil {
 			g.DeadLetter = dg.DeadLetter.Stream
 		}
-		var members []*Consumer
-		for _, k := range desired.ConsumerKeys() {
-			if desired.Consumers[k].Group == g.Address {
-				members = append(members, byKey[k])
-			}
-		}
+		members := byGroup[g.Address]
 		sort.SliceStable(members, func(i, j int) bool { return consumerLess(members[i], members[j]) })
 		var prevBacklog uint64
 		rated := prev != nil && interval > 0

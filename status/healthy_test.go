@@ -119,7 +119,10 @@ func TestUndeclaredConsumersAreRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.publish("q.1", "q.2")
-	r := e.report(status.DefaultThresholds())
+	r := e.eventually(status.DefaultThresholds(), func(r *status.Report) bool {
+		row := consumerRow(r, "Q", "audit")
+		return row != nil && row.NumPending == 2
+	})
 	row := consumerRow(r, "Q", "audit")
 	if row == nil || row.Declared || row.NumPending != 2 {
 		t.Fatalf("undeclared consumer row %+v, want undeclared with 2 pending", row)

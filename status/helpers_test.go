@@ -3,8 +3,10 @@ package status_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,18 +131,39 @@ func (e *env) report(th status.Thresholds) *status.Report {
 	return status.Evaluate(e.desired, s, nil, th)
 }
 
-// eventually evaluates until ok holds (the server updates some counters
-// asynchronously, such as a parked pull request) and returns the last report.
+// eventually evaluates until ok holds on two reads in a row that agree on the
+// counters and findings, and returns the last report: the server counts messages into
+// num_pending and parks pull requests a moment after the client call returns.
 func (e *env) eventually(th status.Thresholds, ok func(*status.Report) bool) *status.Report {
 	e.t.Helper()
 	var r *status.Report
+	last := ""
 	for range 100 {
-		if r = e.report(th); ok(r) {
-			return r
+		r = e.report(th)
+		if ok(r) {
+			key := fingerprint(r)
+			if key == last {
+				return r
+			}
+			last = key
+		} else {
+			last = ""
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return r
+}
+
+// fingerprint is what two reads of a settled server agree on.
+func fingerprint(r *status.Report) string {
+	var b strings.Builder
+	for _, c := range r.Consumers {
+		fmt.Fprintf(&b, "%s %d %d %d %d;", c.Name, c.NumPending, c.NumAckPending, c.NumRedelivered, c.NumWaiting)
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "%s %s;", f.Code, f.Address)
+	}
+	return b.String()
 }
 
 func codes(r *status.Report) map[string][]*status.Finding {

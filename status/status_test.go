@@ -84,6 +84,9 @@ func TestConditions(t *testing.T) {
 		code  string
 		addr  string
 		decl  string // the file:line the finding points at ("" when not checked)
+		// until is what to wait for besides the finding: the server counts some
+		// messages into num_pending a moment after it acked their publish.
+		until func(*status.Report) bool
 		check func(t *testing.T, f *status.Finding, r *status.Report)
 	}{
 		{
@@ -164,6 +167,13 @@ func TestConditions(t *testing.T) {
 				return nil
 			},
 			code: status.CodeHotLane, addr: "consumer_group.lanes", decl: "status.hcl:15",
+			until: func(r *status.Report) bool {
+				var total uint64
+				for _, c := range r.Consumers {
+					total += c.NumPending
+				}
+				return total == 166
+			},
 			check: func(t *testing.T, f *status.Finding, r *status.Report) {
 				hot := f.Counters["lane"]
 				row := consumerRow(r, "P", fmt.Sprint(hot))
@@ -207,6 +217,10 @@ func TestConditions(t *testing.T) {
 				return nil
 			},
 			code: status.CodeRuntimeFanOut, addr: "consumer.Q.pool",
+			until: func(r *status.Report) bool {
+				a, b := consumerRow(r, "Q", "worker-4711"), consumerRow(r, "Q", "worker-4712")
+				return a != nil && b != nil && a.NumWaiting > 0 && b.NumWaiting > 0
+			},
 			check: func(t *testing.T, f *status.Finding, r *status.Report) {
 				if got := fmt.Sprint(f.Counters["consumers"]); got != "[worker-4711 worker-4712]" {
 					t.Errorf("consumers %s, want both per-process durables", got)
@@ -218,7 +232,9 @@ func TestConditions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := setup(t, c.src)
 			held := c.act(e)
-			r := e.eventually(c.th, has(c.code))
+			r := e.eventually(c.th, func(r *status.Report) bool {
+				return has(c.code)(r) && (c.until == nil || c.until(r))
+			})
 			fs := codes(r)[c.code]
 			if len(fs) != 1 {
 				t.Fatalf("%d %s findings, want 1; findings: %s", len(fs), c.code, text(t, r))

@@ -66,27 +66,23 @@ Exit codes: 0 healthy; 2 a condition holds or a declared consumer is missing; 1 
 }
 
 func runStatus(ctx context.Context, f *Factory, o *statusOptions) error {
-	desired, err := f.Load(o.Paths)
+	// The first sample reads while the files load, as plan does: every consumer list,
+	// which Evaluate narrows to the declared streams. Later samples (--watch) know
+	// the files and read only the declared streams' consumers.
+	desired, live, err := f.loadAndRead(ctx, o.Paths)
 	if err != nil {
 		return err
 	}
-	sess, err := f.Session(ctx)
-	if err != nil {
+	if err := plan.CheckTarget(desired.Expect, live.Target); err != nil {
 		return err
 	}
+	cur := &status.Sample{Time: time.Now().UTC(), Live: live}
 	sample := func() (*status.Sample, error) {
-		s, err := status.Read(ctx, sess.JS, desired, observe.Options{})
+		sess, err := f.Session(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if err := plan.CheckTarget(desired.Expect, s.Live.Target); err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
-	cur, err := sample()
-	if err != nil {
-		return err
+		return status.Read(ctx, sess.JS, desired, observe.Options{})
 	}
 	r := status.Evaluate(desired, cur, nil, o.Thresholds)
 	if err := f.writeStatus(r, o, false); err != nil {

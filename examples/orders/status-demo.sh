@@ -10,7 +10,7 @@ trap 'kill $server; rm -rf "$dir"' EXIT
 export NATS_URL=nats://127.0.0.1:14222
 sleep 1
 
-natsplan apply --auto-approve .
+natsplan apply --auto-approve . >/dev/null
 for c in c1 c2 c3 c4 c5 c6 c7 c8; do nats pub -q "orders.$c.created" '{}'; done
 nats pub -q --count 150 orders.acme.created '{}'
 
