@@ -77,13 +77,13 @@ func TestConditions(t *testing.T) {
 	idle0 := status.DefaultThresholds()
 	idle0.Idle = 0
 	cases := []struct {
-		name  string
-		src   string
-		th    status.Thresholds
-		act   func(e *env) []jetstream.Msg // messages held (unacked) until the check
-		code  string
-		addr  string
-		decl  string // the file:line the finding points at ("" when not checked)
+		name string
+		src  string
+		th   status.Thresholds
+		act  func(e *env) []jetstream.Msg // messages held (unacked) until the check
+		code string
+		addr string
+		decl string // the file:line the finding points at ("" when not checked)
 		// until is what to wait for besides the finding: the server counts some
 		// messages into num_pending a moment after it acked their publish.
 		until func(*status.Report) bool
