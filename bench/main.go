@@ -75,7 +75,7 @@ func run(n, rounds int, cpuprofile, store string) error {
 	prof := profiler{base: cpuprofile}
 
 	var rawCreate, rawRead time.Duration
-	var npApply, npPlan phases
+	var npApply, npPlan, npStatus, npWatch phases
 	var rawCreatePar, rawReadPar int
 	for r := 0; r < rounds; r++ {
 		// This round's raw floors, by parallelism, for the log.
@@ -116,6 +116,13 @@ func run(n, rounds int, cpuprofile, store string) error {
 			return fmt.Errorf("natsplan plan: %w", err)
 		}
 		npPlan = npPlan.best(planned)
+		// natsplan status on the same topology: a first sample, then a --watch sample.
+		var first, again phases
+		if err := prof.around("status", func() error { return natsplanStatus(ctx, js, cfgDir, &first, &again) }); err != nil {
+			return fmt.Errorf("natsplan status: %w", err)
+		}
+		npStatus, npWatch = npStatus.best(first), npWatch.best(again)
+		fmt.Fprintf(os.Stderr, "round %d: natsplan status %s; a --watch sample %s\n", r+1, first, again)
 		fmt.Fprintf(os.Stderr, "round %d: raw create %s; natsplan apply %s\n", r+1, byPar(created, pars), applied)
 		fmt.Fprintf(os.Stderr, "round %d: raw read %s; natsplan plan %s\n", r+1, byPar(read, pars), planned)
 		if r < rounds-1 {
@@ -133,10 +140,16 @@ func run(n, rounds int, cpuprofile, store string) error {
 	fmt.Printf("| plan, no changes | %s | %s (parallelism %d) | %.2f× | ≤ 1.5× |\n", round(npPlan.total), round(rawRead), rawReadPar, ratio(npPlan.total, rawRead))
 	fmt.Printf("| apply, create | %s | %s (parallelism %d) | %.2f× | ≤ 1.3× |\n", round(npApply.total), round(rawCreate), rawCreatePar, ratio(npApply.total, rawCreate))
 	fmt.Println()
+	fmt.Println("| status against plan | status | plan | ratio |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| first sample (load ∥ read, evaluate) | %s | %s | %.2f× |\n", round(npStatus.total), round(npPlan.total), ratio(npStatus.total, npPlan.total))
+	fmt.Printf("| a --watch sample (read the declared streams, evaluate) | %s | %s | %.2f× |\n", round(npWatch.total), round(npPlan.total), ratio(npWatch.total, npPlan.total))
+	fmt.Println()
 	fmt.Println("| natsplan phases (best run) | load | read | compute | apply |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| plan | %s | %s | %s | |\n", round(npPlan.load), round(npPlan.read), round(npPlan.compute))
 	fmt.Printf("| apply | %s | %s | %s | %s |\n", round(npApply.load), round(npApply.read), round(npApply.compute), round(npApply.apply))
+	fmt.Printf("| status (compute: evaluate) | %s | %s | %s | |\n", round(npStatus.load), round(npStatus.read), round(npStatus.compute))
 	return nil
 }
 

@@ -20,9 +20,10 @@ natsplan status . || echo "exit $? (a condition holds)"
 
 echo "== workers drain every lane and the pool"
 for lane in 0 1 2 3 4 5 6 7; do
-  nats consumer next ORDERS "fulfilment-$lane" --ack --count 200 --wait 2s >/dev/null 2>&1 || true
+  # One message at a time, as a per-key lane hands them out, until the lane is empty.
+  while nats consumer next ORDERS "fulfilment-$lane" --ack --count 1 --wait 1s >/dev/null 2>&1; do :; done
 done
-nats consumer next ORDERS email --ack --count 200 --wait 2s >/dev/null 2>&1 || true
-sleep 31 # the unacked email message comes back after ack_wait (30s) and is taken again
-nats consumer next ORDERS email --ack --count 1 --wait 2s >/dev/null 2>&1 || true
+nats consumer next ORDERS email --ack --count 157 >/dev/null
+sleep 31 # the message taken without an ack comes back after ack_wait (30s)
+nats consumer next ORDERS email --ack --count 1 >/dev/null
 natsplan status .
