@@ -342,13 +342,10 @@ func age(d time.Duration) string {
 	switch {
 	case d < 0:
 		return "0s"
-	case d < time.Minute:
-		return d.Truncate(time.Second).String()
 	case d < time.Hour:
 		return d.Truncate(time.Second).String()
-	default:
-		return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
 	}
+	return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
