@@ -253,7 +253,21 @@ func writeConfig(dir string, n int) error {
 
 // computePlan loads, reads and plans, timing each phase into ph.
 func computePlan(ctx context.Context, js *jsapi.Client, dir string, ph *phases) (*plan.Plan, error) {
-	// As the command does: load the files and read the server at the same time.
+	start := time.Now()
+	desired, live, err := loadAndRead(ctx, js, dir, ph)
+	if err != nil {
+		return nil, err
+	}
+	t2 := time.Now()
+	p, err := plan.Compute(desired, live, plan.Options{Version: "bench"})
+	t3 := time.Now()
+	ph.compute, ph.total = t3.Sub(t2), t3.Sub(start)
+	return p, err
+}
+
+// loadAndRead does as the commands do: load the files and read the server at the same
+// time. It sets ph.load and ph.read, each timed from the start of both.
+func loadAndRead(ctx context.Context, js *jsapi.Client, dir string, ph *phases) (desired, live *model.Model, err error) {
 	start := time.Now()
 	type read struct {
 		live *model.Model
@@ -266,19 +280,13 @@ func computePlan(ctx context.Context, js *jsapi.Client, dir string, ph *phases) 
 		done <- read{live, err, time.Since(start)}
 	}()
 	desired, diags := schema.Load([]string{dir}, schema.Vars{})
-	loaded := time.Since(start)
+	ph.load = time.Since(start)
 	r := <-done
+	ph.read = r.took
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, nil, diags
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	t2 := time.Now()
-	p, err := plan.Compute(desired, r.live, plan.Options{Version: "bench"})
-	t3 := time.Now()
-	ph.load, ph.read, ph.compute, ph.total = loaded, r.took, t3.Sub(t2), t3.Sub(start)
-	return p, err
+	return desired, r.live, r.err
 }
 
 func natsplanPlan(ctx context.Context, js *jsapi.Client, dir string, ph *phases) error {

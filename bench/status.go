@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
-	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/observe"
-	"github.com/natsplan/natsplan/schema"
 	"github.com/natsplan/natsplan/status"
 )
 
@@ -17,30 +15,16 @@ import (
 // declared streams' consumers and evaluate against the first sample (again).
 func natsplanStatus(ctx context.Context, js *jsapi.Client, dir string, first, again *phases) error {
 	start := time.Now()
-	type read struct {
-		live *model.Model
-		err  error
-		took time.Duration
-	}
-	done := make(chan read, 1)
-	go func() {
-		live, err := observe.Read(ctx, js, observe.Options{Parallelism: parallelism})
-		done <- read{live, err, time.Since(start)}
-	}()
-	desired, diags := schema.Load([]string{dir}, schema.Vars{})
-	loaded := time.Since(start)
-	r := <-done
-	if diags.HasErrors() {
-		return diags
-	}
-	if r.err != nil {
-		return r.err
+	*first = phases{}
+	desired, live, err := loadAndRead(ctx, js, dir, first)
+	if err != nil {
+		return err
 	}
 	t2 := time.Now()
-	prev := &status.Sample{Time: t2, Live: r.live}
+	prev := &status.Sample{Time: t2, Live: live}
 	rep := status.Evaluate(desired, prev, nil, status.DefaultThresholds())
 	t3 := time.Now()
-	*first = phases{load: loaded, read: r.took, compute: t3.Sub(t2), total: t3.Sub(start)}
+	first.compute, first.total = t3.Sub(t2), t3.Sub(start)
 	if err := healthy(rep, len(desired.Consumers)); err != nil {
 		return err
 	}

@@ -3,11 +3,8 @@ package status_test
 import (
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natsplan/natsplan/status"
 )
@@ -42,32 +39,7 @@ func TestOrdersExample(t *testing.T) {
 	if err := held[0].Ack(); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	for _, name := range e.desired.ConsumerKeys() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := e.consumer(name.Stream, name.Name)
-			for {
-				b, err := c.Fetch(50, jetstream.FetchMaxWait(300*time.Millisecond))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				n := 0
-				for m := range b.Messages() {
-					n++
-					if err := m.Ack(); err != nil {
-						t.Error(err)
-					}
-				}
-				if n == 0 {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	e.drain(50)
 	r = e.eventually(status.DefaultThresholds(), func(r *status.Report) bool { return r.Healthy() })
 	if !r.Healthy() {
 		t.Fatalf("drained example not healthy:\n%s", text(t, r))

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -28,32 +26,7 @@ func TestHealthyReportsNothing(t *testing.T) {
 		{"a partitioned group drained by workers", lanes, func(e *env) {
 			e.publish(customers(40, "created")...)
 			e.publish(customers(10, "work")...)
-			var wg sync.WaitGroup
-			for _, name := range []string{"lanes-0", "lanes-1", "lanes-2", "lanes-3", "work"} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					c := e.consumer("P", name)
-					for {
-						b, err := c.Fetch(10, jetstream.FetchMaxWait(300*time.Millisecond))
-						if err != nil {
-							t.Error(err)
-							return
-						}
-						n := 0
-						for m := range b.Messages() {
-							n++
-							if err := m.Ack(); err != nil {
-								t.Error(err)
-							}
-						}
-						if n == 0 {
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
+			e.drain(10)
 		}},
 	}
 	for _, c := range cases {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,6 +120,42 @@ func (e *env) fetch(stream, name string, batch, n int, wait time.Duration) []jet
 		e.t.Fatalf("fetch %s/%s: got %d messages, want %d (%v)", stream, name, len(out), n, b.Error())
 	}
 	return out
+}
+
+// drain runs one acking worker per declared consumer, fetching batch at a time, until
+// a fetch comes back empty on every one of them.
+func (e *env) drain(batch int) {
+	e.t.Helper()
+	var wg sync.WaitGroup
+	for _, k := range e.desired.ConsumerKeys() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := e.js.Consumer(e.ctx, k.Stream, k.Name)
+			if err != nil {
+				e.t.Error(err)
+				return
+			}
+			for {
+				b, err := c.Fetch(batch, jetstream.FetchMaxWait(300*time.Millisecond))
+				if err != nil {
+					e.t.Error(err)
+					return
+				}
+				n := 0
+				for m := range b.Messages() {
+					n++
+					if err := m.Ack(); err != nil {
+						e.t.Error(err)
+					}
+				}
+				if n == 0 {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // report reads the server once and evaluates the sample.
