@@ -292,15 +292,28 @@ func (j *judge) fanOut(r *Report) {
 		clusters[k] = append(clusters[k], c)
 	}
 	for _, k := range keys {
-		var declared, extra []*Consumer
+		var declared []*Consumer
+		declaredNames := map[string]bool{}
+		byStem := map[string][]*Consumer{}
 		for _, c := range clusters[k] {
 			if c.Declared {
 				declared = append(declared, c)
+				declaredNames[c.Name] = true
+				declaredNames[strings.TrimPrefix(c.Group, "consumer_group.")] = true
 			} else {
-				extra = append(extra, c)
+				byStem[stem(c.Name)] = append(byStem[stem(c.Name)], c)
 			}
 		}
-		if len(extra) < 2 && (len(extra) == 0 || len(declared) == 0) {
+		// Per-process durables share a name but for their last part (worker-4711,
+		// worker-4712, or email-<host> beside the declared email); another team's
+		// consumer that happens to read the same subjects does not.
+		var extra []*Consumer
+		for _, st := range sortedKeys(byStem) {
+			if cs := byStem[st]; len(cs) >= 2 || declaredNames[st] {
+				extra = append(extra, cs...)
+			}
+		}
+		if len(extra) == 0 {
 			continue
 		}
 		names := make([]string, len(extra))
@@ -328,6 +341,15 @@ func (j *judge) fanOut(r *Report) {
 			"%d live consumer(s) outside the files read %s of stream %s, as per-process durables do: %s; each gets every message, so work is done once per consumer",
 			len(extra), filter, k.stream, strings.Join(names, ", "))
 	}
+}
+
+// stem is a consumer name without its last "-", "_" or "." part: what per-process
+// durables of one worker share.
+func stem(name string) string {
+	if i := strings.LastIndexAny(name, "-_."); i > 0 {
+		return name[:i]
+	}
+	return name
 }
 
 // active reports whether c shows signs of a worker: a parked pull, messages in

@@ -85,7 +85,7 @@ func TestOutputEscaping(t *testing.T) {
 	cur := sample(now, model.ConsumerState{Created: now.Add(-time.Hour)}, "q.>")
 	// Two live per-process durables beside the declared pool: NP506, whose counters
 	// carry the filter subject.
-	for _, n := range []string{`w"1\x`, "w-2"} {
+	for _, n := range []string{`w-"1\x`, "w-2"} {
 		cur.Live.Consumers[model.ConsumerKey{Stream: "Q", Name: n}] = &model.Consumer{Stream: "Q", Name: n,
 			Config: server.ConsumerConfig{Durable: n, AckPolicy: server.AckExplicit, FilterSubject: "q.>"},
 			State:  &model.ConsumerState{NumWaiting: 1, Created: now}}
@@ -102,7 +102,7 @@ func TestOutputEscaping(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		`natsplan_consumer_waiting{stream="Q",consumer="w\"1\\x",group="",lane=""} 1`,
+		`natsplan_consumer_waiting{stream="Q",consumer="w-\"1\\x",group="",lane=""} 1`,
 		`natsplan_condition{code="NP506"} 1`,
 		`natsplan_condition{code="NP501"} 0`,
 		`natsplan_finding{code="NP506",severity="error",address="consumer.Q.pool"} 1`,
@@ -110,5 +110,37 @@ func TestOutputEscaping(t *testing.T) {
 		if !strings.Contains(p.String(), want) {
 			t.Errorf("prometheus lacks %s:\n%s", want, p.String())
 		}
+	}
+}
+
+// TestFanOutNames: live consumers on the declared filter are fan-out when their names
+// look per-process (one stem, or the declared name plus a suffix), not when another
+// team's consumer happens to read the same subjects.
+func TestFanOutNames(t *testing.T) {
+	cases := []struct {
+		extra []string
+		want  bool
+	}{
+		{[]string{"worker-4711", "worker-4712"}, true},
+		{[]string{"pool-7f3a"}, true},
+		{[]string{"billing"}, false},
+		{[]string{"billing", "audit"}, false},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.extra, ","), func(t *testing.T) {
+			d := declaredPool()
+			d.Consumers[model.ConsumerKey{Stream: "Q", Name: "pool"}].Group = ""
+			now := time.Now().UTC()
+			cur := sample(now, model.ConsumerState{Created: now}, "q.>")
+			for _, n := range c.extra {
+				cur.Live.Consumers[model.ConsumerKey{Stream: "Q", Name: n}] = &model.Consumer{Stream: "Q", Name: n,
+					Config: server.ConsumerConfig{Durable: n, AckPolicy: server.AckExplicit, FilterSubject: "q.>"},
+					State:  &model.ConsumerState{NumWaiting: 1, Created: now}}
+			}
+			r := status.Evaluate(d, cur, nil, status.DefaultThresholds())
+			if got := len(r.Findings) == 1 && r.Findings[0].Code == status.CodeRuntimeFanOut; got != c.want {
+				t.Fatalf("NP506 %v, want %v: %+v", got, c.want, r.Findings)
+			}
+		})
 	}
 }
