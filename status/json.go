@@ -3,10 +3,13 @@ package status
 import (
 	"encoding/json"
 	"io"
+
+	"github.com/natsplan/natsplan/plan/render"
 )
 
-// JSON writes r as one JSON document, indented unless compact (one line, for a
-// stream of samples under --watch). Subjects are written as they are: no HTML escaping.
+// JSON writes r as one JSON document with the commands' one JSON writer, or compact
+// (one line, for a stream of samples under --watch). Subjects are written as they are:
+// no HTML escaping.
 func JSON(w io.Writer, r *Report, compact bool) error {
 	doc := *r
 	if doc.Groups == nil {
@@ -21,10 +24,10 @@ func JSON(w io.Writer, r *Report, compact bool) error {
 	if doc.Findings == nil {
 		doc.Findings = []*Finding{}
 	}
+	if !compact {
+		return render.WriteJSON(w, &doc)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	if !compact {
-		enc.SetIndent("", "  ")
-	}
 	return enc.Encode(&doc)
 }
