@@ -136,7 +136,12 @@ func Text(w io.Writer, r *Report, color bool) error {
 		b.WriteString(paint(ansiBold, fmt.Sprintf("%d condition(s) hold, %d declared consumer(s) missing, on %d consumer(s) read.", len(r.Findings), len(r.Missing()), n)))
 	}
 	b.WriteString("\n")
-	_, err := w.Write(b.Bytes())
+	// The table pads every cell, the empty last ones too: drop what trails a line.
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n"))
 	return err
 }
 
