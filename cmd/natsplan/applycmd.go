@@ -299,6 +299,19 @@ func (f *Factory) verifySavedPlan(ctx context.Context, name string, p *plan.Plan
 	if len(problems) > 0 {
 		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("refusing the saved plan %s:\n  %s\nRun plan again and review the new plan", name, strings.Join(problems, "\n  "))}
 	}
+	// Lanes drained at planning time may hold messages again: NP204 is judged now,
+	// on every lane of the repartitioned streams (untouched lanes too).
+	if streams := plan.Repartitioned(p); len(streams) > 0 {
+		only := map[string]bool{}
+		for _, s := range streams {
+			only[s] = true
+		}
+		lanes, err := observe.Read(ctx, sess.JS, observe.Options{ConsumersOf: func(s string) bool { return only[s] }})
+		if err != nil {
+			return nil, err
+		}
+		p.Findings = append(p.Findings, plan.RecheckDrained(p, lanes)...)
+	}
 	// What the plan loses depends on what the server holds now, which the hashes do not
 	// cover: show and check that before asking.
 	return apply.Rejudge(ctx, sess.JS, p)
