@@ -36,6 +36,9 @@ type Options struct {
 	// consumers the project does not own); without it such a plan is refused. Run judges
 	// these again against the server's state before it sends anything.
 	AllowDataLoss bool
+	// AllowReorder accepts repartitioning lanes that still hold messages (NP204 as an
+	// error); without it such a plan is refused.
+	AllowReorder bool
 	// Progress receives a line per change (stderr in the CLI); nil discards them.
 	Progress io.Writer
 	// TTY lets progress redraw a status line instead of writing plain lines.

@@ -35,7 +35,8 @@ func refusals(p *plan.Plan, o Options) []string {
 			flag = plan.OverrideDataLoss
 		}
 		switch {
-		case flag == plan.OverrideDataLoss && o.AllowDataLoss, flag == flagAllowDelete && o.AllowDelete:
+		case flag == plan.OverrideDataLoss && o.AllowDataLoss, flag == flagAllowDelete && o.AllowDelete,
+			flag == plan.OverrideReorder && o.AllowReorder:
 			continue
 		case flag != "":
 			reasons = append(reasons, fmt.Sprintf("%s %s: %s (run with --%s to accept)", f.Code, where(f), f.Message, flag))

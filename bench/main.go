@@ -75,7 +75,7 @@ func run(n, rounds int, cpuprofile, store string) error {
 	prof := profiler{base: cpuprofile}
 
 	var rawCreate, rawRead time.Duration
-	var npApply, npPlan phases
+	var npApply, npPlan, npStatus, npWatch phases
 	var rawCreatePar, rawReadPar int
 	for r := 0; r < rounds; r++ {
 		// This round's raw floors, by parallelism, for the log.
@@ -116,6 +116,13 @@ func run(n, rounds int, cpuprofile, store string) error {
 			return fmt.Errorf("natsplan plan: %w", err)
 		}
 		npPlan = npPlan.best(planned)
+		// natsplan status on the same topology: a first sample, then a --watch sample.
+		var first, again phases
+		if err := prof.around("status", func() error { return natsplanStatus(ctx, js, cfgDir, &first, &again) }); err != nil {
+			return fmt.Errorf("natsplan status: %w", err)
+		}
+		npStatus, npWatch = npStatus.best(first), npWatch.best(again)
+		fmt.Fprintf(os.Stderr, "round %d: natsplan status %s; a --watch sample %s\n", r+1, first, again)
 		fmt.Fprintf(os.Stderr, "round %d: raw create %s; natsplan apply %s\n", r+1, byPar(created, pars), applied)
 		fmt.Fprintf(os.Stderr, "round %d: raw read %s; natsplan plan %s\n", r+1, byPar(read, pars), planned)
 		if r < rounds-1 {
@@ -133,10 +140,16 @@ func run(n, rounds int, cpuprofile, store string) error {
 	fmt.Printf("| plan, no changes | %s | %s (parallelism %d) | %.2f× | ≤ 1.5× |\n", round(npPlan.total), round(rawRead), rawReadPar, ratio(npPlan.total, rawRead))
 	fmt.Printf("| apply, create | %s | %s (parallelism %d) | %.2f× | ≤ 1.3× |\n", round(npApply.total), round(rawCreate), rawCreatePar, ratio(npApply.total, rawCreate))
 	fmt.Println()
+	fmt.Println("| status against plan | status | plan | ratio |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| first sample (load ∥ read, evaluate) | %s | %s | %.2f× |\n", round(npStatus.total), round(npPlan.total), ratio(npStatus.total, npPlan.total))
+	fmt.Printf("| a --watch sample (read the declared streams, evaluate) | %s | %s | %.2f× |\n", round(npWatch.total), round(npPlan.total), ratio(npWatch.total, npPlan.total))
+	fmt.Println()
 	fmt.Println("| natsplan phases (best run) | load | read | compute | apply |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| plan | %s | %s | %s | |\n", round(npPlan.load), round(npPlan.read), round(npPlan.compute))
 	fmt.Printf("| apply | %s | %s | %s | %s |\n", round(npApply.load), round(npApply.read), round(npApply.compute), round(npApply.apply))
+	fmt.Printf("| status (compute: evaluate) | %s | %s | %s | |\n", round(npStatus.load), round(npStatus.read), round(npStatus.compute))
 	return nil
 }
 
@@ -240,7 +253,21 @@ func writeConfig(dir string, n int) error {
 
 // computePlan loads, reads and plans, timing each phase into ph.
 func computePlan(ctx context.Context, js *jsapi.Client, dir string, ph *phases) (*plan.Plan, error) {
-	// As the command does: load the files and read the server at the same time.
+	start := time.Now()
+	desired, live, err := loadAndRead(ctx, js, dir, ph)
+	if err != nil {
+		return nil, err
+	}
+	t2 := time.Now()
+	p, err := plan.Compute(desired, live, plan.Options{Version: "bench"})
+	t3 := time.Now()
+	ph.compute, ph.total = t3.Sub(t2), t3.Sub(start)
+	return p, err
+}
+
+// loadAndRead does as the commands do: load the files and read the server at the same
+// time. It sets ph.load and ph.read, each timed from the start of both.
+func loadAndRead(ctx context.Context, js *jsapi.Client, dir string, ph *phases) (desired, live *model.Model, err error) {
 	start := time.Now()
 	type read struct {
 		live *model.Model
@@ -253,19 +280,13 @@ func computePlan(ctx context.Context, js *jsapi.Client, dir string, ph *phases) 
 		done <- read{live, err, time.Since(start)}
 	}()
 	desired, diags := schema.Load([]string{dir}, schema.Vars{})
-	loaded := time.Since(start)
+	ph.load = time.Since(start)
 	r := <-done
+	ph.read = r.took
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, nil, diags
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	t2 := time.Now()
-	p, err := plan.Compute(desired, r.live, plan.Options{Version: "bench"})
-	t3 := time.Now()
-	ph.load, ph.read, ph.compute, ph.total = loaded, r.took, t3.Sub(t2), t3.Sub(start)
-	return p, err
+	return desired, r.live, r.err
 }
 
 func natsplanPlan(ctx context.Context, js *jsapi.Client, dir string, ph *phases) error {

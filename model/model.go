@@ -107,8 +107,10 @@ type StreamState struct {
 	Bytes    uint64
 	FirstSeq uint64
 	LastSeq  uint64
-	// FirstTime is when the oldest stored message was stored (zero when empty).
+	// FirstTime and LastTime are when the oldest and the newest stored message were
+	// stored (zero when empty).
 	FirstTime time.Time
+	LastTime  time.Time
 	// NumSubjects counts the distinct subjects of the stored messages.
 	NumSubjects int
 	Consumers   int
@@ -160,6 +162,21 @@ type ConsumerState struct {
 	NumRedelivered int
 	NumWaiting     int
 	Created        time.Time
+	// Delivered and AckFloor are the server's sequence pairs: the last delivery, and the
+	// point below which every delivery is acknowledged, each with when it last moved.
+	Delivered SeqState
+	AckFloor  SeqState
+	// PushBound reports a push consumer with a subscriber on its deliver subject.
+	PushBound bool
+	// Paused reports a consumer paused until its pause_until.
+	Paused bool
+}
+
+// SeqState is a consumer and stream sequence pair and when it last moved (zero: never).
+type SeqState struct {
+	Consumer uint64
+	Stream   uint64
+	Last     time.Time
 }
 
 // Key returns the consumer's key.

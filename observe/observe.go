@@ -33,6 +33,17 @@ const DefaultParallelism = 16
 type Options struct {
 	// Parallelism bounds the concurrent CONSUMER.LIST requests; 0 means DefaultParallelism.
 	Parallelism int
+	// ConsumersOf, when set, limits the consumer lists read to the streams it accepts
+	// (status reads only the streams the files declare); nil reads them all.
+	ConsumersOf func(stream string) bool
+}
+
+// want is ConsumersOf as readAllConsumers takes it.
+func (o Options) want() func(*model.Stream) bool {
+	if o.ConsumersOf == nil {
+		return nil
+	}
+	return func(s *model.Stream) bool { return o.ConsumersOf(s.Name) }
 }
 
 func (o Options) parallelism() int {
@@ -53,7 +64,7 @@ func Read(ctx context.Context, c *jsapi.Client, o Options) (*model.Model, error)
 	if err := readStreams(ctx, c, m); err != nil {
 		return nil, err
 	}
-	if err := readAllConsumers(ctx, c, m, o.parallelism(), nil); err != nil {
+	if err := readAllConsumers(ctx, c, m, o.parallelism(), o.want()); err != nil {
 		return nil, err
 	}
 	sort.Strings(m.Offline)
@@ -202,6 +213,7 @@ func toStream(si *server.StreamInfo) *model.Stream {
 		FirstSeq:    si.State.FirstSeq,
 		LastSeq:     si.State.LastSeq,
 		FirstTime:   si.State.FirstTime.UTC(),
+		LastTime:    si.State.LastTime.UTC(),
 		NumSubjects: si.State.NumSubjects,
 		Consumers:   si.State.Consumers,
 		Created:     si.Created.UTC(),
@@ -230,8 +242,20 @@ func toConsumer(stream string, ci *server.ConsumerInfo) *model.Consumer {
 			NumRedelivered: ci.NumRedelivered,
 			NumWaiting:     ci.NumWaiting,
 			Created:        ci.Created.UTC(),
+			Delivered:      seqState(ci.Delivered),
+			AckFloor:       seqState(ci.AckFloor),
+			PushBound:      ci.PushBound,
+			Paused:         ci.Paused,
 		},
 	}
+}
+
+func seqState(s server.SequenceInfo) model.SeqState {
+	out := model.SeqState{Consumer: s.Consumer, Stream: s.Stream}
+	if s.Last != nil {
+		out.Last = s.Last.UTC()
+	}
+	return out
 }
 
 // stripResponseMeta drops _nats.ver and _nats.level: the server adds them to INFO and

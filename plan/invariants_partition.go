@@ -49,13 +49,53 @@ func (v *invariants) checkMappings() {
 		if old.Partitions == pm.Partitions {
 			field = "key"
 		}
-		v.add(CodeRepartition, SevWarning, addr, mp.Decl.FieldRange(field),
+		lanes, busy := v.laneBacklog(name, mp.Stream)
+		sev, next := SevWarning, "every lane is drained (num_pending and num_ack_pending 0), so no key has events left behind"
+		if busy {
+			sev, next = SevError, "apply refuses the change until every lane is drained (num_pending and num_ack_pending 0): "+
+				"stop producers and let the workers finish, or run apply with --"+OverrideReorder+" to accept the reordering"
+		}
+		v.add(CodeRepartition, sev, addr, mp.Decl.FieldRange(field),
 			"stream %s is partitioned %d ways by %v on the server and would be %d ways by %v: most keys move to "+
 				"another lane, so while the old lane still holds a key's earlier events the new lane can handle its "+
-				"later ones: per-key order breaks during the change%s. Stop producers and let the lanes drain "+
-				"(num_pending 0) before applying, or accept the reordering",
-			mp.Stream, old.Partitions, keyOrAll(old.Key), pm.Partitions, keyOrAll(pm.Key), shrinkNote(old.Partitions, pm.Partitions))
+				"later ones: per-key order breaks during the change%s. Lanes now: %s; %s",
+			mp.Stream, old.Partitions, keyOrAll(old.Key), pm.Partitions, keyOrAll(pm.Key), shrinkNote(old.Partitions, pm.Partitions),
+			lanes, next)
+		if busy {
+			v.out[len(v.out)-1].Overridable = OverrideReorder
+		}
 	}
+}
+
+// OverrideReorder is the apply flag (without dashes) that accepts repartitioning
+// lanes that still hold messages (NP204).
+const OverrideReorder = "allow-reorder"
+
+// laneBacklog describes the live lanes of the groups partitioned by mapping (their
+// consumers on stream carry the group in metadata): each lane's num_pending and
+// num_ack_pending, and whether any still holds a message.
+func (v *invariants) laneBacklog(mapping, stream string) (string, bool) {
+	groups := map[string]bool{}
+	for _, g := range v.desired.Groups {
+		if g.Mapping == mapping {
+			groups[g.Address()] = true
+		}
+	}
+	var parts []string
+	busy := false
+	for _, c := range v.live.ConsumersOf(stream) {
+		if !groups[c.Config.Metadata[model.MetaGroup]] || c.State == nil {
+			continue
+		}
+		if c.State.NumPending > 0 || c.State.NumAckPending > 0 {
+			busy = true
+		}
+		parts = append(parts, fmt.Sprintf("%s %d pending, %d in flight", c.Name, c.State.NumPending, c.State.NumAckPending))
+	}
+	if len(parts) == 0 {
+		return "none live", false
+	}
+	return strings.Join(parts, "; "), busy
 }
 
 func keyOrAll(key []int) string {

@@ -29,6 +29,7 @@ type applyOptions struct {
 	AutoApprove   bool
 	AllowDelete   bool
 	AllowDataLoss bool
+	AllowReorder  bool
 	Parallelism   int
 	LockTimeout   time.Duration
 }
@@ -45,7 +46,8 @@ Deletes need --allow-delete. A change that loses stored messages (deleting a str
 holds messages, lowering a limit below what is stored, limits -> interest, narrowing or
 deleting a consumer of an interest stream) or deletes consumers this project does not own
 with their stream also needs --allow-data-loss. Those losses are judged again against the
-server's state just before anything is sent. Given a plan file written by 'plan --out'
+server's state just before anything is sent. Repartitioning while lanes still hold
+messages needs --allow-reorder. Given a plan file written by 'plan --out'
 (its only argument), apply re-reads every object the plan touches and refuses when anything
 changed since, or when the target differs; when no --server, $NATS_URL or context names a
 server, it connects to the plan's target.
@@ -74,6 +76,7 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	c.Flags().BoolVar(&o.AutoApprove, "auto-approve", false, "apply without asking (CI)")
 	c.Flags().BoolVar(&o.AllowDelete, "allow-delete", false, "allow deleting objects this project owns (and consumer replaces)")
 	c.Flags().BoolVar(&o.AllowDataLoss, "allow-data-loss", false, "allow changes that lose stored messages or consumers this project does not own (NP301, NP302)")
+	c.Flags().BoolVar(&o.AllowReorder, "allow-reorder", false, "allow repartitioning while lanes still hold messages (NP204): per-key order breaks for them")
 	c.Flags().IntVar(&o.Parallelism, "parallelism", apply.DefaultParallelism, "changes in flight at once within a step (0 also means the default)")
 	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
 	return c
@@ -97,7 +100,7 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		return &exitErr{Code: exitError, Err: errNoTTY}
 	}
 	aopts := apply.Options{
-		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss,
+		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss, AllowReorder: o.AllowReorder,
 		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: f.Stop,
 	}
 	// Static errors (diagnostics, error findings, deletes without the flag) refuse the
@@ -320,6 +323,19 @@ func (f *Factory) verifySavedPlan(ctx context.Context, name string, p *plan.Plan
 	}
 	if len(problems) > 0 {
 		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("refusing the saved plan %s:\n  %s\nRun plan again and review the new plan", name, strings.Join(problems, "\n  "))}
+	}
+	// Lanes drained at planning time may hold messages again: NP204 is judged now,
+	// on every lane of the repartitioned streams (untouched lanes too).
+	if streams := plan.Repartitioned(p); len(streams) > 0 {
+		only := map[string]bool{}
+		for _, s := range streams {
+			only[s] = true
+		}
+		lanes, err := observe.Read(ctx, sess.JS, observe.Options{ConsumersOf: func(s string) bool { return only[s] }})
+		if err != nil {
+			return nil, err
+		}
+		p.Findings = append(p.Findings, plan.RecheckDrained(p, lanes)...)
 	}
 	// What the plan loses depends on what the server holds now, which the hashes do not
 	// cover: show and check that before asking.

@@ -101,6 +101,7 @@ the reviewed plan.`,
 		newCmdImport(f),
 		newCmdShow(f),
 		newCmdPartition(f),
+		newCmdStatus(f),
 		newCmdVersion(f),
 	)
 	return root

@@ -2,7 +2,6 @@ package groups_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,9 +14,9 @@ import (
 
 	"github.com/natsplan/natsplan/internal/embedded"
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/seed"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/schema"
 )
 
@@ -55,20 +54,8 @@ func setup(t *testing.T, src string, paths ...string) *env {
 		t.Fatal(err)
 	}
 	api := jsapi.New(nc, "", 5*time.Second)
-	for _, name := range m.StreamNames() {
-		cfg := plan.NormalizeStream(m.Streams[name].Config, nil)
-		b, _ := json.Marshal(cfg)
-		if _, err := api.CreateStream(ctx, name, b); err != nil {
-			t.Fatalf("create stream %s: %v", name, err)
-		}
-	}
-	for _, k := range m.ConsumerKeys() {
-		st := plan.NormalizeStream(m.Streams[k.Stream].Config, nil)
-		cfg := plan.NormalizeConsumer(m.Consumers[k].Config, &st, nil)
-		b, _ := json.Marshal(cfg)
-		if _, err := api.WriteConsumer(ctx, k.Stream, k.Name, b, jsapi.ConsumerCreate); err != nil {
-			t.Fatalf("create consumer %s: %v", k, err)
-		}
+	if err := seed.Create(ctx, api, m); err != nil {
+		t.Fatal(err)
 	}
 	return &env{t: t, s: s, nc: nc, js: js, m: m, ctx: ctx}
 }

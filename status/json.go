@@ -1,0 +1,33 @@
+package status
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/natsplan/natsplan/plan/render"
+)
+
+// JSON writes r as one JSON document with the commands' one JSON writer, or compact
+// (one line, for a stream of samples under --watch). Subjects are written as they are:
+// no HTML escaping.
+func JSON(w io.Writer, r *Report, compact bool) error {
+	doc := *r
+	if doc.Groups == nil {
+		doc.Groups = []*Group{}
+	}
+	if doc.Consumers == nil {
+		doc.Consumers = []*Consumer{}
+	}
+	if doc.DeadLetters == nil {
+		doc.DeadLetters = []*DeadLetter{}
+	}
+	if doc.Findings == nil {
+		doc.Findings = []*Finding{}
+	}
+	if !compact {
+		return render.WriteJSON(w, &doc)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(&doc)
+}

@@ -1,0 +1,125 @@
+package status
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Prometheus writes r in the Prometheus text exposition format: gauges per consumer,
+// lane and group labelled stream, consumer, group and lane; the dead-letter depth;
+// and, for every NP5xx code, how many findings of it hold (zero included), so a
+// node-exporter textfile or a cron job can feed alerting.
+func Prometheus(w io.Writer, r *Report) error {
+	p := &promWriter{}
+	type consumerMetric struct {
+		name, help, typ string
+		value           func(*Consumer) float64
+	}
+	metrics := []consumerMetric{
+		{"natsplan_consumer_up", "1 when the declared consumer exists on the server, 0 when it is missing.", "gauge", func(c *Consumer) float64 { return boolValue(!c.Missing) }},
+		{"natsplan_consumer_pending", "Messages waiting for delivery (num_pending).", "gauge", func(c *Consumer) float64 { return float64(c.NumPending) }},
+		{"natsplan_consumer_ack_pending", "Messages in flight, delivered and not yet acknowledged (num_ack_pending).", "gauge", func(c *Consumer) float64 { return float64(c.NumAckPending) }},
+		{"natsplan_consumer_max_ack_pending", "The in-flight limit shared by every worker of the consumer (max_ack_pending; -1 unlimited).", "gauge", func(c *Consumer) float64 { return float64(c.MaxAckPending) }},
+		{"natsplan_consumer_redelivered", "Messages in flight delivered more than once (num_redelivered).", "gauge", func(c *Consumer) float64 { return float64(c.NumRedelivered) }},
+		{"natsplan_consumer_waiting", "Pull requests parked on the consumer (num_waiting).", "gauge", func(c *Consumer) float64 { return float64(c.NumWaiting) }},
+		{"natsplan_consumer_delivered_total", "Deliveries made, first and repeated (delivered.consumer_seq).", "counter", func(c *Consumer) float64 { return float64(c.Delivered) }},
+		{"natsplan_consumer_ack_floor_total", "Deliveries below which every one is acknowledged (ack_floor.consumer_seq).", "counter", func(c *Consumer) float64 { return float64(c.AckFloor) }},
+	}
+	for _, m := range metrics {
+		p.family(m.name, m.help, m.typ)
+		for _, c := range r.Consumers {
+			p.sample(m.name, consumerLabels(c), m.value(c))
+		}
+	}
+	p.family("natsplan_consumer_last_delivery_seconds", "Seconds since the last delivery; absent when there was none.", "gauge")
+	for _, c := range r.Consumers {
+		if c.LastDelivery != nil {
+			p.sample("natsplan_consumer_last_delivery_seconds", consumerLabels(c), r.Time.Sub(*c.LastDelivery).Seconds())
+		}
+	}
+	type groupMetric struct {
+		name, help string
+		value      func(*Group) float64
+	}
+	for _, m := range []groupMetric{
+		{"natsplan_group_pending", "Messages waiting for delivery, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumPending) }},
+		{"natsplan_group_ack_pending", "Messages in flight, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumAckPending) }},
+		{"natsplan_group_max_ack_pending", "The in-flight limits of the group's consumers, summed.", func(g *Group) float64 { return float64(g.MaxAckPending) }},
+		{"natsplan_group_redelivered", "Messages in flight delivered more than once, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumRedelivered) }},
+		{"natsplan_group_waiting", "Pull requests parked, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumWaiting) }},
+	} {
+		p.family(m.name, m.help, "gauge")
+		for _, g := range r.Groups {
+			p.sample(m.name, [][2]string{{"stream", g.Stream}, {"group", g.Name}}, m.value(g))
+		}
+	}
+	p.family("natsplan_dead_letter_messages", "Messages held by a dead-letter stream.", "gauge")
+	for _, d := range r.DeadLetters {
+		if !d.Missing {
+			p.sample("natsplan_dead_letter_messages", [][2]string{{"stream", d.Stream}}, float64(d.Msgs))
+		}
+	}
+	counts := map[string]int{}
+	for _, f := range r.Findings {
+		counts[f.Code]++
+	}
+	p.family("natsplan_condition", "How many findings of each live condition code hold (docs/rules/<code>.md).", "gauge")
+	for _, code := range Codes {
+		p.sample("natsplan_condition", [][2]string{{"code", code}}, float64(counts[code]))
+	}
+	p.family("natsplan_finding", "1 for each finding that holds, by code, severity and address.", "gauge")
+	for _, f := range r.Findings {
+		p.sample("natsplan_finding", [][2]string{{"code", f.Code}, {"severity", string(f.Severity)}, {"address", f.Address}}, 1)
+	}
+	_, err := w.Write(p.b.Bytes())
+	return err
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// consumerLabels are a consumer's labels; group and lane are empty outside a group.
+func consumerLabels(c *Consumer) [][2]string {
+	return [][2]string{{"stream", c.Stream}, {"consumer", c.Name}, {"group", strings.TrimPrefix(c.Group, "consumer_group.")}, {"lane", c.Lane}}
+}
+
+type promWriter struct{ b bytes.Buffer }
+
+func (p *promWriter) family(name, help, typ string) {
+	fmt.Fprintf(&p.b, "# HELP %s %s\n# TYPE %s %s\n", name, escapeHelp(help), name, typ)
+}
+
+func (p *promWriter) sample(name string, labels [][2]string, v float64) {
+	p.b.WriteString(name)
+	p.b.WriteByte('{')
+	for i, l := range labels {
+		if i > 0 {
+			p.b.WriteByte(',')
+		}
+		p.b.WriteString(l[0])
+		p.b.WriteString(`="`)
+		p.b.WriteString(escapeLabel(l[1]))
+		p.b.WriteByte('"')
+	}
+	p.b.WriteString("} ")
+	p.b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+	p.b.WriteByte('\n')
+}
+
+// escapeLabel escapes a label value as the exposition format requires: backslash,
+// double quote and line feed.
+func escapeLabel(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}
+
+// escapeHelp escapes HELP text: backslash and line feed.
+func escapeHelp(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
+}
