@@ -221,6 +221,8 @@ type Model struct {
 	// also adds the streams that hold them to Streams.
 	KVs          map[string]*KV
 	ObjectStores map[string]*ObjectStore
+	// Services are the service blocks (desired only).
+	Services map[string]*Service
 
 	// Target describes the server read (live only).
 	Target *Target
@@ -336,6 +338,7 @@ func New() *Model {
 		Groups:       map[string]*ConsumerGroup{},
 		KVs:          map[string]*KV{},
 		ObjectStores: map[string]*ObjectStore{},
+		Services:     map[string]*Service{},
 	}
 }
 

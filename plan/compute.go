@@ -141,6 +141,7 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 		c.checkOverlaps,
 		func() { c.p.Findings = append(c.p.Findings, c.inv.check()...); c.err = c.inv.err },
 		c.judgeLoss,
+		func() { c.p.Findings = append(c.p.Findings, permissionFindings(desired, live)...) },
 		c.order,
 		func() { OrderLanes(c.p, desired, live) },
 		c.checkAccountLimits,

@@ -38,6 +38,8 @@ type Severity string
 const (
 	SevError   Severity = "error"
 	SevWarning Severity = "warning"
+	// SevInfo is a note for review that never fails a command.
+	SevInfo Severity = "info"
 )
 
 // Plan is the plan document (docs/commands/plan.md, "The plan document"). Renderers only read it; apply executes it.

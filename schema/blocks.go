@@ -89,6 +89,8 @@ func (st *loadState) object(b *hclsyntax.Block) {
 		st.group(b)
 	case "kv", "object_store":
 		st.bucket(b)
+	case "service":
+		st.service(b)
 	}
 }
 

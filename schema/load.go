@@ -194,10 +194,11 @@ var blockLabels = map[string][]string{
 	"consumer_group":  {"NAME"},
 	"kv":              {"BUCKET"},
 	"object_store":    {"BUCKET"},
+	"service":         {"NAME"},
 }
 
 // topLevel lists the top-level block types in the order the docs present them.
-var topLevel = []string{"natsplan", "variable", "locals", "stream", "consumer", "subject_mapping", "consumer_group", "kv", "object_store"}
+var topLevel = []string{"natsplan", "variable", "locals", "stream", "consumer", "subject_mapping", "consumer_group", "kv", "object_store", "service"}
 
 // loadState is one Load in progress.
 type loadState struct {
@@ -315,6 +316,7 @@ func (l *Loader) load(ctx context.Context, files []string, srcs [][]byte, in Var
 		return st.m, st.diags
 	}
 	st.diags = append(st.diags, expandBuckets(st.m)...)
+	st.diags = append(st.diags, checkServices(st.m)...)
 	return st.m, st.diags
 }
 

@@ -102,6 +102,7 @@ the reviewed plan.`,
 		newCmdShow(f),
 		newCmdPartition(f),
 		newCmdStatus(f),
+		newCmdPermissions(f),
 		newCmdVersion(f),
 	)
 	return root

@@ -54,3 +54,21 @@ consumer_group "email" {
     fetch_batch = 50 # 4 × 50 = 200 in flight: every worker gets work
   }
 }
+
+# Who may do what. `natsplan permissions examples/orders` derives each service's
+# least-privilege NATS permissions from these blocks and the topology above: its
+# subjects, the pull, ack and info subjects of every lane it consumes, and a reply
+# inbox of its own (_INBOX_<service>).
+service "checkout" {
+  publishes = ["orders.*.created"]
+}
+
+service "fulfilment" {
+  consumes  = [consumer_group.fulfilment] # every lane, fulfilment-0 .. fulfilment-7
+  publishes = ["orders.*.shipped"]
+  reads     = [stream.ORDERS_DLQ] # dead letters by sequence, and the messages they name
+}
+
+service "email" {
+  consumes = [consumer_group.email]
+}

@@ -13,8 +13,11 @@ func Findings(w io.Writer, fs []*plan.Finding, color bool) error {
 	t := &textWriter{color: color}
 	for _, f := range fs {
 		col := ansiRed
-		if f.Severity == plan.SevWarning {
+		switch f.Severity {
+		case plan.SevWarning:
 			col = ansiYel
+		case plan.SevInfo:
+			col = ansiBold
 		}
 		prefix := f.Range
 		if prefix == "" {

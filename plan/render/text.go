@@ -171,7 +171,7 @@ func (t *textWriter) fieldLine(f *plan.FieldChange, a plan.Action, col string) {
 }
 
 func (t *textWriter) findings(fs []*plan.Finding) {
-	for _, sev := range []plan.Severity{plan.SevError, plan.SevWarning} {
+	for _, sev := range []plan.Severity{plan.SevError, plan.SevWarning, plan.SevInfo} {
 		var list []*plan.Finding
 		for _, f := range fs {
 			if f.Severity == sev {
@@ -182,8 +182,11 @@ func (t *textWriter) findings(fs []*plan.Finding) {
 			continue
 		}
 		title, col := "Errors", ansiRed
-		if sev == plan.SevWarning {
+		switch sev {
+		case plan.SevWarning:
 			title, col = "Warnings", ansiYel
+		case plan.SevInfo:
+			title, col = "Notes", ansiBold
 		}
 		t.line("")
 		t.line("%s:", t.paint(col+ansiBold, title))

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/natsplan/natsplan/permissions"
+	"github.com/natsplan/natsplan/plan/render"
+)
+
+type permissionsOptions struct {
+	Paths    []string
+	Services []string
+	Format   string
+}
+
+func newCmdPermissions(f *Factory) *cobra.Command {
+	o := &permissionsOptions{}
+	c := &cobra.Command{
+		Use:   "permissions [PATH...]",
+		Short: "Print least-privilege NATS permissions for every service and for natsplan itself",
+		Long: `permissions derives, from the files alone, the narrowest NATS permissions each service
+block needs (its publishes, the pull, ack and info subjects of every lane it consumes,
+the streams and buckets it reads and writes, and its own reply inbox), and those of
+natsplan's two roles: natsplan-plan (read-only: plan, drift, status) and natsplan-apply
+(create, update and delete this project's declared objects, and take its apply lock).
+--format json prints one document; nats-server prints permissions {} blocks for a
+server configuration's users; nsc prints the nsc commands for operator mode. No
+server is needed.`,
+		Example: `  natsplan permissions examples/shop
+  natsplan permissions examples/shop --service fulfilment --format nats-server
+  natsplan permissions --service natsplan-plan --format nsc`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Paths = pathsOrDefault(args)
+			if err := checkFormat(o.Format, "json", "nats-server", "nsc"); err != nil {
+				return err
+			}
+			return runPermissions(c.Context(), f, o)
+		},
+	}
+	c.Flags().StringArrayVar(&o.Services, "service", nil, "print only this service or role (repeatable)")
+	formatFlag(c, &o.Format, "json", "nats-server", "nsc")
+	return c
+}
+
+func runPermissions(ctx context.Context, f *Factory, o *permissionsOptions) error {
+	desired, err := f.Load(ctx, o.Paths)
+	if err != nil {
+		return err
+	}
+	roles := permissions.Derive(desired)
+	if len(o.Services) > 0 {
+		var names []string
+		for _, r := range roles {
+			names = append(names, r.Name)
+		}
+		for _, s := range o.Services {
+			if !slices.Contains(names, s) {
+				return usageErr("--service %s: no service %q is declared; the files declare %s", s, s, strings.Join(names, ", "))
+			}
+		}
+		roles = slices.DeleteFunc(roles, func(r *permissions.Role) bool { return !slices.Contains(o.Services, r.Name) })
+	}
+	for _, is := range permissions.Check(desired) {
+		if is.Severity == permissions.SevError {
+			return fmt.Errorf("%s %s: %s; run natsplan validate for every finding", is.Code, is.Address, is.Message)
+		}
+	}
+	switch o.Format {
+	case "nats-server":
+		return permissions.WriteServerConfig(f.IO.Out, roles)
+	case "nsc":
+		return permissions.WriteNSC(f.IO.Out, roles)
+	}
+	return render.WriteJSON(f.IO.Out, permissions.Document(roles))
+}

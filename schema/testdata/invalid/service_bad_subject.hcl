@@ -1,0 +1,6 @@
+natsplan {
+  project = "shop"
+}
+service "checkout" {
+  publishes = ["orders..created"] # ERROR: "orders..created" is not a valid subject
+}

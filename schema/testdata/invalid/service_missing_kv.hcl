@@ -1,0 +1,5 @@
+natsplan {
+  project = "shop"
+}
+kv "sessions" {}
+service "site" { reads = [kv.session] } # ERROR: Did you mean "kv.sessions"?

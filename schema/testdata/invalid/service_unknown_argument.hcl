@@ -1,0 +1,6 @@
+natsplan {
+  project = "shop"
+}
+service "checkout" {
+  publish = ["orders.>"] # ERROR: Did you mean "publishes"?
+}
