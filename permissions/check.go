@@ -144,19 +144,23 @@ func captured(m *model.Model, p string) bool {
 	return false
 }
 
-// Changes compares the permissions each service has with the topology before and
-// after a change, and reports the services whose permissions differ (NP604). before
-// is the topology the server holds: its streams, and its consumers owned by project
-// (a lane is counted in its group by its metadata).
+// Changes compares the permissions each service and natsplan-apply have with the
+// topology before and after a change, and reports those that differ (NP604). before
+// is what the server holds; the objects it holds for this project (marked with its
+// name; a lane counted in its group by its metadata) stand for the previous files.
 func Changes(desired, before *model.Model) []*Issue {
-	if len(desired.Services) == 0 {
+	if len(desired.Services) == 0 || desired.Project == "" {
 		return nil
 	}
 	was := model.New()
-	was.Services = desired.Services
-	was.Streams = before.Streams
+	was.Project, was.Lock, was.Services = desired.Project, desired.Lock, desired.Services
+	for name, st := range before.Streams {
+		if st.Owner() == desired.Project {
+			was.Streams[name] = st
+		}
+	}
 	for k, c := range before.Consumers {
-		if c.Owner() != desired.Project || desired.Project == "" {
+		if c.Owner() != desired.Project {
 			continue
 		}
 		cc := *c
@@ -171,7 +175,7 @@ func Changes(desired, before *model.Model) []*Issue {
 	}
 	var out []*Issue
 	for _, r := range Derive(desired) {
-		if r.Service == nil {
+		if r.Name == PlanRole {
 			continue
 		}
 		added, removed := diff(old[r.Name].Permissions, r.Permissions)
@@ -185,8 +189,14 @@ func Changes(desired, before *model.Model) []*Issue {
 		if len(removed) > 0 {
 			parts = append(parts, "removes "+brief(removed))
 		}
+		change := strings.Join(parts, "; ")
+		if r.Service == nil {
+			out = append(out, &Issue{CodeChanged, SevInfo, "role." + ApplyRole, hcl.Range{},
+				fmt.Sprintf("this plan changes the permissions of %s: it %s. natsplan-apply needs the additions to create the new objects and the removals to delete the old ones: apply with the permissions of both revisions, then roll out natsplan permissions --service %s.", ApplyRole, change, ApplyRole)})
+			continue
+		}
 		out = append(out, &Issue{CodeChanged, SevInfo, r.Service.Address(), r.Service.Decl.Range,
-			fmt.Sprintf("this plan changes the permissions of service %s: it %s. Run natsplan permissions --service %s and roll the new permissions out with this change (additions before apply, removals after).", r.Name, strings.Join(parts, "; "), r.Name)})
+			fmt.Sprintf("this plan changes the permissions of service %s: it %s. Run natsplan permissions --service %s and roll the new permissions out with this change (additions before apply, removals after).", r.Name, change, r.Name)})
 	}
 	return out
 }

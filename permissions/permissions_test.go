@@ -213,11 +213,18 @@ service "email" { consumes = [consumer_group.email] }
 	// The server holds the same topology with one lane fewer.
 	live := asLive(load(t, strings.Replace(topology, "partitions = 3", "partitions = 2", 1)+svc))
 	issues := permissions.Changes(desired, live)
-	if len(issues) != 1 || issues[0].Address != "service.fulfilment" || issues[0].Code != permissions.CodeChanged {
-		t.Fatalf("want one NP604 on service.fulfilment, got %+v", issues)
+	var got []string
+	for _, is := range issues {
+		got = append(got, is.Code+" "+is.Address)
+	}
+	if d := cmp.Diff([]string{"NP604 service.fulfilment", "NP604 role.natsplan-apply"}, got); d != "" {
+		t.Fatalf("changes (-want +got):\n%s", d)
 	}
 	if !strings.Contains(issues[0].Message, "CONSUMER.MSG.NEXT.ORDERS.fulfilment-2") || strings.Contains(issues[0].Message, "removes") {
 		t.Errorf("message does not name the new lane's subjects only: %s", issues[0].Message)
+	}
+	if !strings.Contains(issues[1].Message, "adds publish $JS.API.CONSUMER.CREATE.ORDERS.fulfilment-2") {
+		t.Errorf("natsplan-apply's note does not name the new lane: %s", issues[1].Message)
 	}
 	if got := permissions.Changes(desired, asLive(desired)); len(got) != 0 {
 		t.Errorf("an unchanged topology changes permissions: %+v", got)
@@ -228,7 +235,11 @@ service "email" { consumes = [consumer_group.email] }
 // from its metadata.
 func asLive(m *model.Model) *model.Model {
 	live := model.New()
-	live.Streams = m.Streams
+	for name, st := range m.Streams {
+		ls := *st
+		ls.Config.Metadata = map[string]string{model.MetaProject: m.Project}
+		live.Streams[name] = &ls
+	}
 	for k, c := range m.Consumers {
 		lc := *c
 		lc.Group = ""

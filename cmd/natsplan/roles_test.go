@@ -127,7 +127,7 @@ func TestPermissionsOnAServer(t *testing.T) {
 			changed = append(changed, f.Address)
 		}
 	}
-	if want := []string{"service.email", "service.fulfilment"}; !slices.Equal(changed, want) {
+	if want := []string{"service.email", "service.fulfilment", "role.natsplan-apply"}; !slices.Equal(changed, want) {
 		t.Errorf("the plan notes permission changes of %v, want %v", changed, want)
 	}
 	code, _, errOut := cli(t, url(permissions.PlanRole), "apply", "--auto-approve", "--timeout", "2s", dir)
