@@ -2,6 +2,8 @@ package permissions
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -60,7 +62,7 @@ func Check(m *model.Model) []*Issue {
 			deadLetters[c.DeadLetter.Stream] = true
 		}
 	}
-	for _, name := range sortedKeys(m.Services) {
+	for _, name := range slices.Sorted(maps.Keys(m.Services)) {
 		s := m.Services[name]
 		r := s.Decl.FieldRange("publishes")
 		for _, p := range s.Publishes {
@@ -89,7 +91,7 @@ func Check(m *model.Model) []*Issue {
 			consumed[addr] = true
 		}
 	}
-	for _, name := range sortedKeys(m.Groups) {
+	for _, name := range slices.Sorted(maps.Keys(m.Groups)) {
 		g := m.Groups[name]
 		if consumed[g.Address()] {
 			continue
@@ -114,7 +116,7 @@ func reservedOverlap(p string) (struct{ subject, use string }, bool) {
 }
 
 func deadLetterOverlap(m *model.Model, deadLetters map[string]bool, p string) (stream, subject string, ok bool) {
-	for _, name := range sortedKeys(deadLetters) {
+	for _, name := range slices.Sorted(maps.Keys(deadLetters)) {
 		st := m.Streams[name]
 		if st == nil {
 			continue

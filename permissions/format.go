@@ -37,18 +37,23 @@ func describe(r *Role) string {
 // configuration syntax, to paste into the matching user of an accounts or
 // authorization block.
 func WriteServerConfig(w io.Writer, roles []*Role) error {
+	return eachRole(w, roles, func(b *strings.Builder, r *Role) {
+		b.WriteString("permissions {\n")
+		serverDirection(b, "publish", r.Permissions.Publish)
+		serverDirection(b, "subscribe", r.Permissions.Subscribe)
+		b.WriteString("}\n")
+	})
+}
+
+// eachRole writes every role, a blank line apart, each after a comment describing it.
+func eachRole(w io.Writer, roles []*Role, write func(*strings.Builder, *Role)) error {
 	var b strings.Builder
 	for i, r := range roles {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "# %s\npermissions {\n", describe(r))
-		serverDirection(&b, "publish", r.Permissions.Publish)
-		serverDirection(&b, "subscribe", r.Permissions.Subscribe)
-		if r.Permissions.AllowResponses {
-			b.WriteString("  allow_responses = true\n")
-		}
-		b.WriteString("}\n")
+		fmt.Fprintf(&b, "# %s\n", describe(r))
+		write(&b, r)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -76,25 +81,15 @@ func serverList(b *strings.Builder, key string, subjects []string) {
 // set its permissions. The account is nsc's current one unless the user adds
 // --account.
 func WriteNSC(w io.Writer, roles []*Role) error {
-	var b strings.Builder
-	for i, r := range roles {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "# %s\n", describe(r))
-		fmt.Fprintf(&b, "nsc add user --name %s\n", shellQuote(r.Name))
-		fmt.Fprintf(&b, "nsc edit user --name %s", shellQuote(r.Name))
-		nscFlags(&b, "--allow-pub", r.Permissions.Publish.Allow)
-		nscFlags(&b, "--deny-pub", r.Permissions.Publish.Deny)
-		nscFlags(&b, "--allow-sub", r.Permissions.Subscribe.Allow)
-		nscFlags(&b, "--deny-sub", r.Permissions.Subscribe.Deny)
-		if r.Permissions.AllowResponses {
-			b.WriteString(" \\\n  --allow-pub-response 1")
-		}
+	return eachRole(w, roles, func(b *strings.Builder, r *Role) {
+		fmt.Fprintf(b, "nsc add user --name %s\n", shellQuote(r.Name))
+		fmt.Fprintf(b, "nsc edit user --name %s", shellQuote(r.Name))
+		nscFlags(b, "--allow-pub", r.Permissions.Publish.Allow)
+		nscFlags(b, "--deny-pub", r.Permissions.Publish.Deny)
+		nscFlags(b, "--allow-sub", r.Permissions.Subscribe.Allow)
+		nscFlags(b, "--deny-sub", r.Permissions.Subscribe.Deny)
 		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	})
 }
 
 func nscFlags(b *strings.Builder, flag string, subjects []string) {

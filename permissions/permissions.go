@@ -5,11 +5,10 @@
 package permissions
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/model"
 )
@@ -38,7 +37,8 @@ type Permissions struct {
 	Publish   Subjects `json:"publish"`
 	Subscribe Subjects `json:"subscribe"`
 	// AllowResponses lets a user publish to the reply subject of a request it
-	// received. Services here only make requests of JetStream, so it is off.
+	// received. Services here only make requests of JetStream, so it is always off;
+	// the field is there so the document has the server's shape.
 	AllowResponses bool `json:"allow_responses"`
 }
 
@@ -57,7 +57,7 @@ type Role struct {
 // reports them when the files are loaded.
 func Derive(m *model.Model) []*Role {
 	var roles []*Role
-	for _, name := range sortedKeys(m.Services) {
+	for _, name := range slices.Sorted(maps.Keys(m.Services)) {
 		roles = append(roles, serviceRole(m, m.Services[name]))
 	}
 	return append(roles, planRole(), applyRole(m))
@@ -273,26 +273,4 @@ func lockSubjects(bucket, project string) []string {
 		"$JS.FC." + st + ".>",
 		"$KV." + bucket + "." + project,
 	}
-}
-
-// Server converts p to the nats-server's own permission type, as a server config's
-// users block or Options.Users holds it.
-func (p Permissions) Server() *server.Permissions {
-	sp := &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: slices.Clone(p.Publish.Allow), Deny: slices.Clone(p.Publish.Deny)},
-		Subscribe: &server.SubjectPermission{Allow: slices.Clone(p.Subscribe.Allow), Deny: slices.Clone(p.Subscribe.Deny)},
-	}
-	if p.AllowResponses {
-		sp.Response = &server.ResponsePermission{MaxMsgs: server.DEFAULT_ALLOW_RESPONSE_MAX_MSGS, Expires: server.DEFAULT_ALLOW_RESPONSE_EXPIRATION}
-	}
-	return sp
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
