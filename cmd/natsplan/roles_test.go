@@ -153,6 +153,10 @@ func TestPermissionsOnAServer(t *testing.T) {
 	if code, out, errOut := cli(t, url(permissions.PlanRole), "drift", dir); code != 0 {
 		t.Fatalf("drift as natsplan-plan: exit %d\n%s\n%s", code, out, errOut)
 	}
+	// status exits 2 when a condition holds (no worker has pulled yet); never 1.
+	if code, out, errOut := cli(t, url(permissions.PlanRole), "status", dir); code == exitError || errOut != "" {
+		t.Fatalf("status as natsplan-plan: exit %d\n%s\n%s", code, out, errOut)
+	}
 
 	// Another project's stream is out of natsplan-apply's reach, and natsplan-plan writes nothing.
 	if _, err := ajs.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"},
