@@ -274,3 +274,31 @@ func lockSubjects(bucket, project string) []string {
 		"$KV." + bucket + "." + project,
 	}
 }
+
+// InDomain returns roles with the JetStream API subjects of a JetStream domain
+// ($JS.<domain>.API.…), which clients that name the domain send instead of $JS.API.…;
+// acks and flow control keep their subjects. An empty domain returns roles unchanged.
+func InDomain(roles []*Role, domain string) []*Role {
+	if domain == "" {
+		return roles
+	}
+	rewrite := func(subjects []string) []string {
+		out := make([]string, len(subjects))
+		for i, s := range subjects {
+			if rest, ok := strings.CutPrefix(s, api); ok {
+				s = "$JS." + domain + ".API." + rest
+			}
+			out[i] = s
+		}
+		sort.Strings(out)
+		return out
+	}
+	out := make([]*Role, len(roles))
+	for i, r := range roles {
+		c := *r
+		c.Permissions.Publish.Allow = rewrite(r.Permissions.Publish.Allow)
+		c.Permissions.Subscribe.Allow = rewrite(r.Permissions.Subscribe.Allow)
+		out[i] = &c
+	}
+	return out
+}

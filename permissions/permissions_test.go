@@ -267,3 +267,23 @@ func TestFormats(t *testing.T) {
 		t.Errorf("nats-server:\n%s", conf.String())
 	}
 }
+
+func TestInDomain(t *testing.T) {
+	roles := permissions.Derive(load(t, topology+`service "a" { consumes = [consumer.ORDERS.audit] }`))
+	if got := permissions.InDomain(roles, ""); &got[0] != &roles[0] {
+		t.Error("no domain copied the roles")
+	}
+	hub := permissions.InDomain(roles, "hub")
+	want := []string{"$JS.ACK.ORDERS.audit.>", "$JS.hub.API.CONSUMER.INFO.ORDERS.audit", "$JS.hub.API.CONSUMER.MSG.NEXT.ORDERS.audit"}
+	if d := cmp.Diff(want, hub[0].Permissions.Publish.Allow); d != "" {
+		t.Errorf("service in domain hub (-want +got):\n%s", d)
+	}
+	for _, s := range role(hub, permissions.PlanRole).Permissions.Publish.Allow {
+		if strings.HasPrefix(s, "$JS.API.") {
+			t.Errorf("natsplan-plan in domain hub keeps %s", s)
+		}
+	}
+	if roles[0].Permissions.Publish.Allow[1] != "$JS.API.CONSUMER.INFO.ORDERS.audit" {
+		t.Error("InDomain changed the roles it was given")
+	}
+}

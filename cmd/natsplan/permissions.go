@@ -30,7 +30,7 @@ natsplan's two roles: natsplan-plan (read-only: plan, drift, status) and natspla
 (create, update and delete this project's declared objects, and take its apply lock).
 --format json prints one document; nats-server prints permissions {} blocks for a
 server configuration's users; nsc prints the nsc commands for operator mode. No
-server is needed.`,
+server is needed. With --js-domain the JetStream API subjects are those of that domain.`,
 		Example: `  natsplan permissions examples/shop
   natsplan permissions examples/shop --service fulfilment --format nats-server
   natsplan permissions --service natsplan-plan --format nsc`,
@@ -52,7 +52,7 @@ func runPermissions(ctx context.Context, f *Factory, o *permissionsOptions) erro
 	if err != nil {
 		return err
 	}
-	roles := permissions.Derive(desired)
+	roles := permissions.InDomain(permissions.Derive(desired), f.Global.Conn.JSDomain)
 	if len(o.Services) > 0 {
 		var names []string
 		for _, r := range roles {
