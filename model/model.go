@@ -212,6 +212,9 @@ type Model struct {
 	Ignore []string
 	// Lock enables the apply lock (desired only).
 	Lock *Lock
+	// ServerLimits are the target server's JetStream limits as the files declare them
+	// (natsplan { server_limits {} }); nil when undeclared (desired only).
+	ServerLimits *ServerLimits
 
 	Streams   map[string]*Stream
 	Consumers map[ConsumerKey]*Consumer
@@ -244,6 +247,25 @@ type Expect struct {
 // DefaultLockBucket is the KV bucket of the apply lock when the lock block names none.
 const DefaultLockBucket = "natsplan_lock"
 
+// ServerLimits are the server-wide JetStream limits of the target's configuration
+// (jetstream { limits {} }), which no account can read, as the natsplan
+// { server_limits {} } block declares them. A zero field is not declared.
+type ServerLimits struct {
+	MaxRequestBatch int
+	MaxAckPending   int
+	// Duplicates is the server's largest duplicate window (its duplicate_window limit).
+	Duplicates time.Duration
+	Decl       *Decl
+}
+
+// Options are the limits as the server's options hold them.
+func (l *ServerLimits) Options() server.JSLimitOpts {
+	if l == nil {
+		return server.JSLimitOpts{}
+	}
+	return server.JSLimitOpts{MaxRequestBatch: l.MaxRequestBatch, MaxAckPending: l.MaxAckPending, Duplicates: l.Duplicates}
+}
+
 // Lock is the natsplan { lock {} } setting.
 type Lock struct {
 	Bucket string
@@ -266,6 +288,10 @@ type Target struct {
 	// when the account has account-wide limits, else by replica tier ("R1", "R3").
 	// Nil when unknown (validate).
 	Tiers map[string]server.JetStreamAccountLimits `json:"-"`
+	// ServerLimits are the server-wide limits the files declare (the desired model's
+	// ServerLimits); nil when undeclared. Plan sets them for normalisation: the server's
+	// defaults depend on them and no account can read them.
+	ServerLimits *ServerLimits `json:"-"`
 	// Peers is how many servers can hold a replica: 1 for a server outside a cluster,
 	// the servers the cluster advertises otherwise; 0 when unknown.
 	Peers int `json:"-"`

@@ -209,7 +209,7 @@ func (c *computer) normaliseDesired() {
 			// The checks normalise the config as declared; this one gets a name.
 			cfg := dc.Config
 			cfg.Durable, cfg.Metadata = k.Name, md
-			c.wantC[k] = normalizeConsumer(cfg, c.streamConfig(k.Stream), c.live.Target, consumerDeclared(dc))
+			c.wantC[k] = normalizeConsumer(cfg, c.streamConfig(k.Stream), c.inv.target, consumerDeclared(dc))
 			continue
 		}
 		// Of the stream, normalising a consumer reads only consumer_limits, which the
@@ -367,7 +367,7 @@ func (c *computer) consumer(dc *model.Consumer) {
 		return
 	}
 	c.badMetadata(addr, dc.Decl, lc.Config.Metadata, metaRefusal)
-	want = keepUnreadableDefaults(dc.Config, want, lc.Config, c.live.Target)
+	want = keepUnreadableDefaults(dc.Config, want, lc.Config, c.inv.target)
 	c.wantC[k] = want
 	replicas := 1
 	if st := c.streamConfig(dc.Stream); st != nil && st.Replicas > 0 {

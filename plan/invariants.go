@@ -55,9 +55,7 @@ func CheckInvariantsContext(ctx context.Context, desired, live *model.Model) ([]
 func newInvariants(desired, live *model.Model) *invariants {
 	v := &invariants{desired: desired, live: live, cfgs: map[*model.Consumer]server.ConsumerConfig{},
 		streams: map[string]*server.StreamConfig{}, members: map[string][]*model.Consumer{}, ctx: context.Background()}
-	if live != nil {
-		v.target = live.Target
-	}
+	v.target = normTarget(desired, live)
 	return v
 }
 

@@ -46,7 +46,10 @@ func NormalizeStream(cfg server.StreamConfig, t *model.Target) server.StreamConf
 // normalizeStream is NormalizeStream knowing which attributes the file sets, so that a
 // false the file writes is kept where the server would default it to true.
 func normalizeStream(cfg server.StreamConfig, t *model.Target, declared Declared) server.StreamConfig {
-	_ = t // no stream default depends on the account limits natsplan reads
+	// No stream default depends on the limits natsplan knows: under a declared
+	// duplicate_window limit below the server's default window, a pedantic request that
+	// leaves duplicate_window unset is refused (the preflight says so).
+	_ = t
 	// The zero StorageType does not marshal, so default it before the JSON copy.
 	if cfg.Storage == 0 {
 		cfg.Storage = server.FileStorage
@@ -122,8 +125,9 @@ func normalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t
 		st = *stream
 	}
 	var lim model.AccountLimits
+	var srv server.JSLimitOpts
 	if t != nil {
-		lim = t.Limits
+		lim, srv = t.Limits, t.ServerLimits.Options()
 	}
 	// The new-style create subject sets name = durable_name; natsplan only manages durables.
 	if c.Name == "" {
@@ -156,10 +160,15 @@ func normalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t
 	}
 	if c.MaxAckPending == 0 && c.AckPolicy != server.AckNone {
 		c.MaxAckPending = defaultMaxAckPending
-		if lim.MaxAckPending > 0 && lim.MaxAckPending < c.MaxAckPending {
-			c.MaxAckPending = lim.MaxAckPending
+		for _, l := range []int{srv.MaxAckPending, lim.MaxAckPending} {
+			if l > 0 && l < c.MaxAckPending {
+				c.MaxAckPending = l
+			}
 		}
 	}
+	// Under a server's max_request_batch limit a pedantic request that leaves max_batch
+	// unset is refused (the preflight says so, with the declared limit), so the declared
+	// limit fills nothing in here.
 	if pull && c.MaxRequestBatch == 0 && lim.MaxRequestBatch > 0 {
 		c.MaxRequestBatch = lim.MaxRequestBatch
 	}

@@ -309,10 +309,14 @@ func (r *run) refused(i int, ch *plan.Change, consumer bool, err error) error {
 	if ch.Action != plan.ActCreate {
 		what = "update"
 	}
+	advice := hint(paths)
+	if note, field := limitNote(r.desired.ServerLimits, consumer, apiErr); note != "" {
+		paths, advice = []string{field}, ": "+note
+	}
 	r.found(i, &plan.Finding{
 		Code: CodeRefused, Severity: plan.SevError, Address: ch.Address, Range: rangeOf(plan.DeclOf(r.desired, ch), paths),
 		Message: fmt.Sprintf("the server refuses this configuration: %s (JetStream error %d on the planned %s)%s",
-			apiErr.Description, apiErr.ErrCode, what, hint(paths)),
+			apiErr.Description, apiErr.ErrCode, what, advice),
 	})
 	return nil
 }

@@ -9,7 +9,10 @@
 //
 // What the private server can not know is the target's: its account limits and its
 // cluster size. Those are plan's static NP403 checks; here replicas are sent as 1, and
-// storage as memory (see shadowStream).
+// storage as memory (see shadowStream). The target's server-wide JetStream limits
+// (max_request_batch, max_ack_pending, the duplicate window), which no account can
+// read either, are the ones the files declare in natsplan { server_limits {} }: the
+// private server runs with exactly those, so it refuses what the target would.
 package preflight
 
 import (
@@ -87,7 +90,7 @@ func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Resu
 		return res, nil
 	}
 	start := time.Now()
-	sh, err := startShadow(ctx)
+	sh, err := startShadow(ctx, desired.ServerLimits.Options())
 	if err != nil {
 		return nil, err
 	}

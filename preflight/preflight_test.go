@@ -177,7 +177,7 @@ func jsonOf(v any) string {
 func BenchmarkShadowStart(b *testing.B) {
 	b.Setenv("TMPDIR", b.TempDir())
 	for b.Loop() {
-		sh, err := startShadow(context.Background())
+		sh, err := startShadow(context.Background(), server.JSLimitOpts{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -30,8 +30,9 @@ type shadow struct {
 	dir string
 }
 
-// startShadow starts the shadow server and connects to it in process.
-func startShadow(ctx context.Context) (*shadow, error) {
+// startShadow starts the shadow server, with the target's server-wide JetStream limits
+// as the files declare them, and connects to it in process.
+func startShadow(ctx context.Context, limits server.JSLimitOpts) (*shadow, error) {
 	dir, err := os.MkdirTemp("", "natsplan-preflight-")
 	if err != nil {
 		return nil, fmt.Errorf("preflight: a temporary store for the check server: %w (set TMPDIR to a writable folder)", err)
@@ -46,6 +47,7 @@ func startShadow(ctx context.Context) (*shadow, error) {
 		StoreDir:           dir,
 		JetStreamMaxMemory: shadowStore,
 		JetStreamMaxStore:  shadowStore,
+		JetStreamLimits:    limits,
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

@@ -29,6 +29,11 @@ type natsplanJSON struct {
 		Bucket string        `json:"bucket"`
 		TTL    time.Duration `json:"ttl"`
 	} `json:"lock"`
+	ServerLimits *struct {
+		MaxRequestBatch int           `json:"max_request_batch"`
+		MaxAckPending   int           `json:"max_ack_pending"`
+		Duplicates      time.Duration `json:"duplicate_window"`
+	} `json:"server_limits"`
 }
 
 func natsplanSpec() *objectSpec {
@@ -36,6 +41,8 @@ func natsplanSpec() *objectSpec {
 		str("project"), strs("ignore"),
 		object("expect", &objectSpec{name: "expect", fields: []field{str("server"), str("cluster"), str("domain"), str("account")}}),
 		object("lock", &objectSpec{name: "lock", fields: []field{str("bucket"), duration("ttl")}}),
+		object("server_limits", &objectSpec{name: "server_limits", fields: []field{
+			integer("max_request_batch"), integer("max_ack_pending"), duration("duplicate_window")}}),
 	}}
 }
 
@@ -73,6 +80,38 @@ func (st *loadState) natsplan(b *hclsyntax.Block) {
 			st.errorf(r, "Invalid lock bucket name", "%q is not a valid KV bucket name: use letters, digits, '_' and '-'.", l.Bucket)
 		}
 		st.m.Lock = &model.Lock{Bucket: l.Bucket, TTL: l.TTL, Decl: subDecl(d.fields, "lock")}
+	}
+	if l := np.ServerLimits; l != nil {
+		st.serverLimits(d, &model.ServerLimits{MaxRequestBatch: l.MaxRequestBatch, MaxAckPending: l.MaxAckPending,
+			Duplicates: l.Duplicates, Decl: subDecl(d.fields, "server_limits")})
+	}
+}
+
+// minDuplicateWindow is the server's smallest duplicate window (checkStreamCfgLocked).
+const minDuplicateWindow = 100 * time.Millisecond
+
+// serverLimits checks the natsplan { server_limits {} } values, which must be what a
+// server's jetstream { limits {} } can hold: a positive count, a window of at least the
+// server's 100ms. A limit the server does not have is left out, not written as 0.
+func (st *loadState) serverLimits(d *decoder, l *model.ServerLimits) {
+	ok := true
+	for _, f := range []struct {
+		name string
+		val  int
+	}{{"max_request_batch", l.MaxRequestBatch}, {"max_ack_pending", l.MaxAckPending}} {
+		if r, set := d.fields["server_limits."+f.name]; set && f.val <= 0 {
+			st.errorf(r, "Invalid server limit", "%s = %d: the server's limit is a positive count; "+
+				"leave %s out when the server's jetstream { limits {} } does not set it.", f.name, f.val, f.name)
+			ok = false
+		}
+	}
+	if r, set := d.fields["server_limits.duplicate_window"]; set && l.Duplicates < minDuplicateWindow {
+		st.errorf(r, "Invalid server limit", "duplicate_window = %q: the server's limit is a duration of at least 100ms; "+
+			"leave duplicate_window out when the server's jetstream { limits {} } does not set it.", l.Duplicates)
+		ok = false
+	}
+	if ok {
+		st.m.ServerLimits = l
 	}
 }
 
