@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -76,7 +78,12 @@ func startPeerServers(t *testing.T, cases []*peerCase) *peerServers {
 	return ps
 }
 
-// writeStep writes a step's files and the project block into a fresh folder.
+// natsplanBlock finds a natsplan block in a case's file.
+var natsplanBlock = regexp.MustCompile(`(?m)^natsplan\s*\{`)
+
+// writeStep writes a step's files and the project block into a fresh folder. A case
+// that declares its own natsplan block (to state the server's limits) writes
+// project = "peers" in it.
 func writeStep(t *testing.T, files []txtar.File) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -85,7 +92,9 @@ func writeStep(t *testing.T, files []txtar.File) string {
 			t.Fatal(err)
 		}
 	}
-	write("project.hcl", []byte("natsplan {\n  project = \"peers\"\n}\n"))
+	if !slices.ContainsFunc(files, func(f txtar.File) bool { return natsplanBlock.Match(f.Data) }) {
+		write("project.hcl", []byte("natsplan {\n  project = \"peers\"\n}\n"))
+	}
 	for _, f := range files {
 		write(filepath.Base(f.Name), f.Data)
 	}
