@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -231,4 +232,55 @@ func allConsumers() []server.ConsumerConfig {
 		out = append(out, cs...)
 	}
 	return out
+}
+
+// TestDeclaredServerLimits proves what natsplan { server_limits {} } changes in a plan
+// against a server with max_ack_pending 50 and max_request_batch 25, which no account
+// reads. The consumers were made out of band, so the server filled both defaults in.
+// Undeclared, the live values stand for the unset fields; declared, max_ack_pending's
+// default is the limit (no diff), and max_batch is no longer taken from the server: the
+// file leaves it unset, which a pedantic request can not do under that limit (the
+// preflight refuses the update, NP304).
+func TestDeclaredServerLimits(t *testing.T) {
+	s := testsrv.Start(t, func(o *embedded.Options) { o.MaxAckPending = 50; o.MaxRequestBatch = 25 })
+	nc := testsrv.Connect(t, s)
+	if err := createStreamRaw(nc, server.StreamConfig{Name: "S", Metadata: withProject(nil)}, false); err != nil {
+		t.Fatal(err)
+	}
+	c := server.ConsumerConfig{Durable: "c", AckPolicy: server.AckExplicit, Metadata: withProject(nil)}
+	if err := consumerRaw(nc, "S", mustJSON(c), "create", false); err != nil {
+		t.Fatal(err)
+	}
+	live := observeModel(t, nc, model.AccountLimits{})
+	for _, tc := range []struct {
+		name    string
+		limits  *model.ServerLimits
+		batch   int // declared max_batch
+		changed []string
+	}{
+		{name: "undeclared: the live values stand"},
+		{name: "max_ack_pending declared", limits: &model.ServerLimits{MaxAckPending: 50}},
+		{name: "max_ack_pending declared, max_batch set", limits: &model.ServerLimits{MaxAckPending: 50}, batch: 25},
+		{name: "both declared, max_batch unset", limits: &model.ServerLimits{MaxAckPending: 50, MaxRequestBatch: 25},
+			changed: []string{"max_batch"}},
+		{name: "both declared, max_batch set", limits: &model.ServerLimits{MaxAckPending: 50, MaxRequestBatch: 25}, batch: 25},
+		{name: "a different max_ack_pending declared", limits: &model.ServerLimits{MaxAckPending: 40},
+			changed: []string{"max_ack_pending"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := desiredModel([]server.StreamConfig{{Name: "S"}},
+				map[string][]server.ConsumerConfig{"S": {{Durable: "c", AckPolicy: server.AckExplicit, MaxRequestBatch: tc.batch}}})
+			d.ServerLimits = tc.limits
+			p := mustCompute(t, d, live)
+			var got []string
+			for _, ch := range p.Changes {
+				for _, f := range ch.Fields {
+					got = append(got, f.Path)
+				}
+			}
+			if !slices.Equal(got, tc.changed) {
+				t.Fatalf("changed fields %v, want %v:\n%s", got, tc.changed, describe(p))
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/plan"
 )
 
 // Error codes of refusals that come from the server's own JetStream limits.
@@ -52,4 +53,46 @@ func limitNote(l *model.ServerLimits, consumer bool, e *jsapi.Error) (note, fiel
 			l.MaxAckPending, at("max_ack_pending"), l.MaxAckPending), "max_ack_pending"
 	}
 	return "", ""
+}
+
+// Contradictions are NP304 warnings for objects on the target that the declared server
+// limits say the server would refuse: a pull consumer whose max_batch is above
+// max_request_batch, a consumer whose max_ack_pending is above max_ack_pending, a stream
+// whose duplicate window is above the duplicate_window limit. The server checks those
+// limits at every create and update, so such an object means the declaration is not the
+// server's (or the server's limits were lowered since it was made): a plan checked
+// against the declaration may then refuse what the server takes, or miss what it
+// refuses. Each finding points at the declared limit.
+func Contradictions(desired, live *model.Model) []*plan.Finding {
+	if desired == nil || live == nil || desired.ServerLimits == nil {
+		return nil
+	}
+	l := desired.ServerLimits
+	var out []*plan.Finding
+	warn := func(addr, field, format string, args ...any) {
+		out = append(out, &plan.Finding{Code: CodeRefused, Severity: plan.SevWarning, Address: addr,
+			Range: rangeOf(l.Decl, []string{field}),
+			Message: fmt.Sprintf(format, args...) + fmt.Sprintf(": the server refuses that under the limit declared here, so the "+
+				"server's %s is not what natsplan { server_limits {} } says, or was lowered since; check the declaration "+
+				"against the server's jetstream { limits {} }", field)})
+	}
+	for _, name := range live.StreamNames() {
+		if d := live.Streams[name].Config.Duplicates; l.Duplicates > 0 && d > l.Duplicates {
+			warn(live.Streams[name].Address(), "duplicate_window", "stream %s on the server has a duplicate window of %s, above the declared limit of %s",
+				name, d, l.Duplicates)
+		}
+	}
+	for _, k := range live.ConsumerKeys() {
+		lc := live.Consumers[k]
+		cfg := lc.Config
+		switch {
+		case l.MaxRequestBatch > 0 && cfg.DeliverSubject == "" && cfg.MaxRequestBatch > l.MaxRequestBatch:
+			warn(lc.Address(), "max_request_batch", "consumer %s.%s on the server has max_batch %d, above the declared max_request_batch of %d",
+				lc.Stream, lc.Name, cfg.MaxRequestBatch, l.MaxRequestBatch)
+		case l.MaxAckPending > 0 && cfg.MaxAckPending > l.MaxAckPending:
+			warn(lc.Address(), "max_ack_pending", "consumer %s.%s on the server has max_ack_pending %d, above the declared max_ack_pending of %d",
+				lc.Stream, lc.Name, cfg.MaxAckPending, l.MaxAckPending)
+		}
+	}
+	return out
 }

@@ -32,7 +32,8 @@ const CodeRefused = "NP304"
 
 // Result is what a check found and what it cost.
 type Result struct {
-	// Findings are the NP304 errors, one per refused change.
+	// Findings are the NP304 errors, one per refused change, after the NP304 warnings
+	// of Contradictions.
 	Findings []*plan.Finding
 	// Checked counts the changes sent to the private server.
 	Checked int
@@ -85,7 +86,7 @@ const Parallelism = 16
 // Changes whose error findings already say what the server would answer are not sent. The private server is
 // stopped and its store removed before Check returns.
 func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Result, error) {
-	res := &Result{}
+	res := &Result{Findings: Contradictions(desired, live)}
 	if !Needed(p) {
 		return res, nil
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,6 +42,23 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// limitedserver MAX_REQUEST_BATCH MAX_ACK_PENDING: start a second server with
+			// those server-wide JetStream limits (jetstream { limits {} }) and set
+			// $LIMITED_URL to it.
+			"limitedserver": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: limitedserver MAX_REQUEST_BATCH MAX_ACK_PENDING")
+				}
+				batch, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				ackPending, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				s, err := embedded.Start(embedded.Options{StoreDir: ts.MkAbs(".nats-limited"), Name: "limited",
+					MaxRequestBatch: batch, MaxAckPending: ackPending})
+				ts.Check(err)
+				ts.Defer(s.Stop)
+				ts.Setenv("LIMITED_URL", s.ClientURL())
+			},
 			// islink FILE: the file is a symbolic link (! islink: it is not).
 			"islink": func(ts *testscript.TestScript, neg bool, args []string) {
 				st, err := os.Lstat(ts.MkAbs(args[0]))
