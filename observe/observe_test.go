@@ -292,9 +292,19 @@ func TestReadState(t *testing.T) {
 	for _, subj := range []string{"a.1", "a.1", "a.2"} {
 		publish(t, c.NC, subj)
 	}
-	m, err := ReadState(context.Background(), c, []string{"A", "B", "MISSING"}, func(s *model.Stream) bool { return s.Name == "A" })
-	if err != nil {
-		t.Fatal(err)
+	// The server counts a consumer's pending messages a moment after the publish is
+	// acknowledged: read until it has (bounded), then check everything once.
+	var m *model.Model
+	for range 250 {
+		var err error
+		m, err = ReadState(context.Background(), c, []string{"A", "B", "MISSING"}, func(s *model.Stream) bool { return s.Name == "A" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ca := m.Consumers[model.ConsumerKey{Stream: "A", Name: "ca"}]; ca == nil || ca.State.NumPending == 3 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	st := m.Streams["A"].State
 	if st.Msgs != 3 || st.NumSubjects != 2 || st.FirstTime.IsZero() || st.ReadAt.IsZero() || st.ReadAt.Before(st.FirstTime) {
