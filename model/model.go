@@ -338,6 +338,23 @@ type ConsumerGroup struct {
 // Address is the plan address of the group.
 func (g *ConsumerGroup) Address() string { return "consumer_group." + g.Name }
 
+// FieldRange is the range of a consumer_group attribute ("mapping",
+// "consumer.ack_wait", "workers.count"), else the group block's.
+func (g *ConsumerGroup) FieldRange(path string) hcl.Range {
+	if g.Decl == nil {
+		return hcl.Range{}
+	}
+	if r, ok := g.Decl.Fields[path]; ok {
+		return r
+	}
+	if rest, ok := strings.CutPrefix(path, "workers."); ok && g.Workers != nil && g.Workers.Decl != nil {
+		if r, ok := g.Workers.Decl.Fields[rest]; ok {
+			return r
+		}
+	}
+	return g.Decl.Range
+}
+
 // Workers describes how worker processes pull: checked, never sent as config.
 type Workers struct {
 	Count          int

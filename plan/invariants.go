@@ -138,31 +138,14 @@ func rangeString(r hcl.Range) string {
 	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
 }
 
-// GroupRange is the range of a consumer_group attribute ("mapping",
-// "consumer.ack_wait", "workers.count"), else the group block's.
-func GroupRange(g *model.ConsumerGroup, path string) hcl.Range {
-	if g.Decl == nil {
-		return hcl.Range{}
-	}
-	if r, ok := g.Decl.Fields[path]; ok {
-		return r
-	}
-	if rest, ok := strings.CutPrefix(path, "workers."); ok && g.Workers != nil && g.Workers.Decl != nil {
-		if r, ok := g.Workers.Decl.Fields[rest]; ok {
-			return r
-		}
-	}
-	return g.Decl.Range
-}
-
 // consumerRange is the range of a consumer field: on its own block, or on the group
 // that generated it (filters on the group, other fields in its consumer {} template).
 func (v *invariants) consumerRange(c *model.Consumer, field string) hcl.Range {
 	if g := v.groupOf(c); g != nil {
 		if field == "filter_subjects" || field == "filter_subject" {
-			return GroupRange(g, "filter_subjects")
+			return g.FieldRange("filter_subjects")
 		}
-		return GroupRange(g, "consumer."+field)
+		return g.FieldRange("consumer." + field)
 	}
 	if c.Decl == nil {
 		return hcl.Range{}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -23,7 +24,7 @@ func benchModel(streams, consumers int) (*model.Model, *model.Model) {
 			Config: server.StreamConfig{Name: name, Subjects: []string{subj}}}
 		mp := &model.SubjectMapping{Name: "m" + name, Stream: name, Source: fmt.Sprintf("s%d.*.*", s), Partitions: 16, Key: []int{1}}
 		desired.Mappings[mp.Name] = mp
-		pm, _ := plan.ParseMapping(mp.Source, "", 16, mp.Key)
+		pm, _ := subject.ParseMapping(mp.Source, "", 16, mp.Key)
 		desired.Streams[name].Config.SubjectTransform = pm.Transform()
 		g := &model.ConsumerGroup{Name: "g" + name, Stream: name, Mapping: mp.Name, Ordering: "per_key",
 			Workers: &model.Workers{Count: 4, FetchBatch: 1}, TemplateFields: map[string]bool{}}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -18,10 +20,14 @@ func (v *invariants) checkMappings() {
 	for _, name := range sortedNames(v.desired.Mappings) {
 		mp := v.desired.Mappings[name]
 		addr := mp.Address()
-		pm, merr := ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
-		if merr != nil {
-			v.add(CodeBadPartitioning, SevError, addr, mp.Decl.FieldRange(merr.Field),
-				"subject_mapping %s: %s. The mapping is not applied and its groups get no lanes until this is fixed", name, merr.Msg)
+		pm, err := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
+		if err != nil {
+			field := ""
+			if me := (*subject.MappingError)(nil); errors.As(err, &me) {
+				field = me.Field
+			}
+			v.add(CodeBadPartitioning, SevError, addr, mp.Decl.FieldRange(field),
+				"subject_mapping %s: %s. The mapping is not applied and its groups get no lanes until this is fixed", name, err)
 			continue
 		}
 		st := v.streamConfig(mp.Stream)
@@ -41,7 +47,7 @@ func (v *invariants) checkMappings() {
 		if ls == nil {
 			continue
 		}
-		old := LiveMapping(ls.Config.SubjectTransform)
+		old := subject.LiveMapping(ls.Config.SubjectTransform)
 		if old == nil || old.Partitions == pm.Partitions && slices.Equal(old.Key, pm.Key) && old.Source == pm.Source {
 			continue
 		}
@@ -113,12 +119,12 @@ func shrinkNote(from, to int) string {
 }
 
 // groupMapping is the valid partition mapping a group names, or nil.
-func (v *invariants) groupMapping(g *model.ConsumerGroup) *PartitionMapping {
+func (v *invariants) groupMapping(g *model.ConsumerGroup) *subject.PartitionMapping {
 	mp := v.desired.Mappings[g.Mapping]
 	if mp == nil || mp.Stream != g.Stream {
 		return nil
 	}
-	pm, merr := ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
+	pm, merr := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
 	if merr != nil {
 		return nil
 	}
@@ -152,7 +158,7 @@ func (v *invariants) checkCoverage(g *model.ConsumerGroup) {
 		if len(g.FilterSubjects) > 0 {
 			targets = nil
 			for _, f := range g.FilterSubjects {
-				if x, ok := Intersect(f, space); ok {
+				if x, ok := subject.Intersect(f, space); ok {
 					targets = append(targets, x)
 				}
 			}
@@ -179,7 +185,7 @@ func (v *invariants) checkCoverage(g *model.ConsumerGroup) {
 			first, _ := strconv.Atoi(missing[0])
 			why = fmt.Sprintf(" The group's filter_subjects leave them out; filters see stored subjects, and partition %d stores %s", first, pm.Space(first))
 		}
-		v.add(CodePartitionCoverage, SevError, g.Address(), GroupRange(g, field),
+		v.add(CodePartitionCoverage, SevError, g.Address(), g.FieldRange(field),
 			"partition(s) %s of subject_mapping %s are read by no consumer of group %s: messages routed there are "+
 				"never processed.%s", strings.Join(missing, ", "), g.Mapping, g.Name, why)
 	}
@@ -274,7 +280,7 @@ func (v *invariants) checkDeadFilters() {
 	}
 	for _, name := range sortedNames(v.desired.Groups) {
 		g := v.desired.Groups[name]
-		v.deadFilters(g.Address(), g.Stream, g.FilterSubjects, GroupRange(g, "filter_subjects"))
+		v.deadFilters(g.Address(), g.Stream, g.FilterSubjects, g.FieldRange("filter_subjects"))
 	}
 }
 
@@ -284,13 +290,14 @@ func (v *invariants) deadFilters(addr, stream string, filters []string, r hcl.Ra
 		return // what a sourced stream stores depends on its origins
 	}
 	for _, f := range filters {
-		if FilterCanMatch(f, st.Subjects, st.SubjectTransform) {
+		if subject.FilterCanMatch(f, st.Subjects, st.SubjectTransform) {
 			continue
 		}
 		hint := ""
-		if tr := st.SubjectTransform; tr != nil && server.SubjectMatchesFilter(f, transformSource(tr)) {
+		if stored, ok := subject.StoredFilter(f, st.SubjectTransform); ok {
+			tr := st.SubjectTransform
 			hint = fmt.Sprintf(" Filters see stored subjects, after the transform %s -> %s: write %q",
-				tr.Source, tr.Destination, transformPattern(f, transformSource(tr), tr.Destination))
+				tr.Source, tr.Destination, stored)
 		}
 		v.add(CodeDeadFilter, SevError, addr, r,
 			"filter %q can never match: stream %s stores only %s, so the consumer waits forever and nothing is "+
@@ -299,6 +306,6 @@ func (v *invariants) deadFilters(addr, stream string, filters []string, r hcl.Ra
 }
 
 func storedDescription(st *server.StreamConfig) string {
-	transformed, passthrough := StoredSpaces(st.Subjects, st.SubjectTransform)
+	transformed, passthrough := subject.StoredSpaces(st.Subjects, st.SubjectTransform)
 	return strings.Join(append(transformed, passthrough...), ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -21,12 +22,12 @@ func OrderLanes(p *Plan, desired, live *model.Model) {
 	changed := false
 	for _, name := range sortedNames(desired.Mappings) {
 		mp := desired.Mappings[name]
-		pm, merr := ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
+		pm, merr := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
 		ls := live.Streams[mp.Stream]
 		if merr != nil || ls == nil {
 			continue
 		}
-		old := LiveMapping(ls.Config.SubjectTransform)
+		old := subject.LiveMapping(ls.Config.SubjectTransform)
 		if old == nil || old.Destination == pm.Destination && old.Source == pm.Source {
 			continue
 		}

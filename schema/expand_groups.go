@@ -11,9 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 )
 
 // DeadLetterMaxAge is how long a generated dead-letter stream keeps an advisory: long
@@ -26,7 +25,7 @@ const DeadLetterMaxAge = 7 * 24 * time.Hour
 // its code; a mapping that breaks it is not applied and its groups get no lanes.
 func expandGroups(ctx context.Context, m *model.Model) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	mappings := map[string]*plan.PartitionMapping{}
+	mappings := map[string]*subject.PartitionMapping{}
 	for _, mp := range sortedByDecl(m.Mappings, func(mp *model.SubjectMapping) *model.Decl { return mp.Decl }) {
 		pm, d := applyMapping(m, mp)
 		diags = append(diags, d...)
@@ -79,7 +78,7 @@ func at(d *model.Decl) string {
 }
 
 // applyMapping writes a subject_mapping into its stream as the subject_transform.
-func applyMapping(m *model.Model, mp *model.SubjectMapping) (*plan.PartitionMapping, hcl.Diagnostics) {
+func applyMapping(m *model.Model, mp *model.SubjectMapping) (*subject.PartitionMapping, hcl.Diagnostics) {
 	st := m.Streams[mp.Stream]
 	streamAttr := mp.Decl.FieldRange("stream")
 	switch {
@@ -99,7 +98,7 @@ func applyMapping(m *model.Model, mp *model.SubjectMapping) (*plan.PartitionMapp
 		return nil, hcl.Diagnostics{diagAt(streamAttr, "Stream already transformed",
 			"Stream %q already gets its subject_transform from %s; a stream carries one transform. Remove one of them, or partition in the other.", mp.Stream, first)}
 	}
-	pm, merr := plan.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
+	pm, merr := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
 	if merr != nil {
 		return nil, nil
 	}
@@ -122,23 +121,23 @@ var templateForbidden = map[string]string{
 }
 
 // expandGroup generates the consumers of one consumer_group.
-func expandGroup(m *model.Model, g *model.ConsumerGroup, mappings map[string]*plan.PartitionMapping) hcl.Diagnostics {
+func expandGroup(m *model.Model, g *model.ConsumerGroup, mappings map[string]*subject.PartitionMapping) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, f := range sortedKeys(templateForbidden) {
 		if g.TemplateFields[f] {
-			diags = append(diags, diagAt(plan.GroupRange(g, "consumer."+f), "Not allowed in a group template",
+			diags = append(diags, diagAt(g.FieldRange("consumer."+f), "Not allowed in a group template",
 				"%s can not be set in the consumer {} template of consumer_group %q: %s.", f, g.Name, templateForbidden[f]))
 		}
 	}
-	var pm *plan.PartitionMapping
+	var pm *subject.PartitionMapping
 	if g.Mapping != "" {
 		mp := m.Mappings[g.Mapping]
 		switch {
 		case mp == nil:
-			return append(diags, diagAt(plan.GroupRange(g, "mapping"), "Undeclared subject_mapping",
+			return append(diags, diagAt(g.FieldRange("mapping"), "Undeclared subject_mapping",
 				"consumer_group %q names subject_mapping %q, which is not declared.%s", g.Name, g.Mapping, didYouMean(g.Mapping, sortedKeys(m.Mappings))))
 		case mp.Stream != g.Stream:
-			return append(diags, diagAt(plan.GroupRange(g, "stream"), "Group and mapping on different streams",
+			return append(diags, diagAt(g.FieldRange("stream"), "Group and mapping on different streams",
 				"consumer_group %q reads stream %q but subject_mapping %q partitions stream %q; set stream = %q.", g.Name, g.Stream, g.Mapping, mp.Stream, mp.Stream))
 		}
 		if pm = mappings[g.Mapping]; pm == nil {
@@ -170,7 +169,7 @@ func laneFilters(space string, group []string) []string {
 	}
 	var in []string
 	for _, f := range group {
-		if x, ok := plan.Intersect(f, space); ok && !slices.Contains(in, x) {
+		if x, ok := subject.Intersect(f, space); ok && !slices.Contains(in, x) {
 			in = append(in, x)
 		}
 	}
@@ -253,7 +252,7 @@ func expandDeadLetters(m *model.Model) hcl.Diagnostics {
 			continue
 		}
 		dl := c.DeadLetter.Stream
-		if !jsapi.ValidName(dl) {
+		if !subject.ValidName(dl) {
 			diags = append(diags, diagAt(c.DeadLetter.Decl.FieldRange("stream"), "Invalid dead-letter stream name",
 				"%q is not a valid stream name: names may not be empty nor contain white space, '.', '*', '>', '\\' or '/'.", dl))
 			continue

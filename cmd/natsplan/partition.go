@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/cobra"
 
+	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
 )
 
@@ -65,9 +65,9 @@ func runPartition(ctx context.Context, f *Factory, o *partitionOptions) error {
 	if err != nil {
 		return err
 	}
-	pm, merr := plan.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
-	if merr != nil {
-		return fmt.Errorf("subject_mapping %s (%s) is invalid: %s; run natsplan validate", mp.Name, mp.Decl, merr.Msg)
+	pm, err := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
+	if err != nil {
+		return fmt.Errorf("subject_mapping %s (%s) is invalid: %v; run natsplan validate", mp.Name, mp.Decl, err)
 	}
 	if !server.IsValidLiteralSubject(o.Subject) {
 		return usageErr("%q is not a subject a producer can publish: give a literal subject, without wildcards or empty tokens", o.Subject)

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/schema"
@@ -190,7 +191,7 @@ subject_mapping "mb" {
 	if err := os.WriteFile(none, []byte("natsplan { project = \"p\" }\nstream \"A\" {\n  subjects = [\"a.>\"]\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := plan.Partition("a.*.*", "a.x.y", 4, 2)
+	want, _ := subject.Partition("a.*.*", "a.x.y", 4, 2)
 	cases := []struct {
 		name    string
 		args    []string

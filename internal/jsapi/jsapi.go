@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -319,9 +318,4 @@ func (c *Client) PauseConsumer(ctx context.Context, stream, name string, until t
 		return err
 	}
 	return c.Request(ctx, op, "CONSUMER.PAUSE."+stream+"."+name, req, nil)
-}
-
-// ValidName reports whether name is a valid stream or consumer name, as the server checks it.
-func ValidName(name string) bool {
-	return name != "" && len(name) <= 255 && !strings.ContainsAny(name, " \t\r\n\f.*>\\/")
 }

@@ -1,8 +1,9 @@
-package plan
+package subject
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -195,7 +196,8 @@ func TestParseMapping(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pm, merr := ParseMapping(tc.src, tc.dest, tc.n, tc.key)
 			if tc.field != "" {
-				if merr == nil || merr.Field != tc.field {
+				var me *MappingError
+				if !errors.As(merr, &me) || me.Field != tc.field {
 					t.Fatalf("got %v, want an error on %s", merr, tc.field)
 				}
 				return

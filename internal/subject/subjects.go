@@ -1,4 +1,4 @@
-package plan
+package subject
 
 import (
 	"slices"
@@ -87,6 +87,15 @@ func FilterCanMatch(filter string, subjects []string, tr *server.SubjectTransfor
 		}
 	}
 	return false
+}
+
+// StoredFilter rewrites a filter written against published subjects into the stored
+// subjects tr turns them into; false when tr does not transform what filter matches.
+func StoredFilter(filter string, tr *server.SubjectTransformConfig) (string, bool) {
+	if tr == nil || !server.SubjectMatchesFilter(filter, transformSource(tr)) {
+		return "", false
+	}
+	return transformPattern(filter, transformSource(tr), tr.Destination), true
 }
 
 func transformSource(tr *server.SubjectTransformConfig) string {
@@ -179,4 +188,9 @@ func partitionPattern(s, src string, args []string) string {
 		return "*"
 	}
 	return strconv.Itoa(p)
+}
+
+// ValidName reports whether name is a valid stream or consumer name, as the server checks it.
+func ValidName(name string) bool {
+	return name != "" && len(name) <= 255 && !strings.ContainsAny(name, " \t\r\n\f.*>\\/")
 }

@@ -1,4 +1,4 @@
-package plan
+package subject
 
 import (
 	"fmt"
@@ -23,6 +23,7 @@ type PartitionMapping struct {
 
 // MappingError is a subject_mapping that breaks the server's or natsplan's rules
 // (NP201). Field is the attribute at fault: source, partitions, key or destination.
+// ParseMapping returns it as an error; errors.As recovers the field.
 type MappingError struct {
 	Field string
 	Msg   string
@@ -61,8 +62,9 @@ var multiToken = []string{"split", "splitfromleft", "splitfromright", "slicefrom
 // ParseMapping validates a subject_mapping with the server's own mapping validator and
 // natsplan's stricter rules: at least one partition, key indexes within the source's
 // wildcards, no literal source, and a destination holding exactly one partition()
-// whose arguments are partitions and key. dest "" means DefaultDestination.
-func ParseMapping(src, dest string, n int, key []int) (*PartitionMapping, *MappingError) {
+// whose arguments are partitions and key. dest "" means DefaultDestination. The
+// error is a *MappingError.
+func ParseMapping(src, dest string, n int, key []int) (*PartitionMapping, error) {
 	if src == "" || !server.IsValidSubject(src) {
 		return nil, &MappingError{"source", fmt.Sprintf("source %q is not a valid subject", src)}
 	}
@@ -202,8 +204,8 @@ func LiveMapping(tr *server.SubjectTransformConfig) *PartitionMapping {
 			}
 			key = append(key, k)
 		}
-		pm, merr := ParseMapping(tr.Source, tr.Destination, n, key)
-		if merr != nil {
+		pm, err := ParseMapping(tr.Source, tr.Destination, n, key)
+		if err != nil {
 			return nil
 		}
 		return pm
