@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -215,11 +216,11 @@ func TestRunRefuses(t *testing.T) {
 		}
 		return out
 	}
-	dataLoss := &plan.Finding{Code: "NP301", Severity: plan.SevError, Address: "stream.KEEP", Message: "stream KEEP holds 1 message"}
+	dataLoss := &finding.Finding{Code: "NP301", Severity: finding.SevError, Address: "stream.KEEP", Message: "stream KEEP holds 1 message"}
 	cases := []struct {
 		name     string
 		changes  []*plan.Change
-		findings []*plan.Finding
+		findings []*finding.Finding
 		opts     Options
 		want     string // in the error; "" means the run is allowed
 	}{
@@ -229,7 +230,7 @@ func TestRunRefuses(t *testing.T) {
 			[]*plan.Change{create(), consumer(plan.ActReplace, "KEEP", "k", 2, `{"ack_policy":"explicit","deliver_policy":"new"}`)},
 			nil, Options{}, "consumer.KEEP.k"},
 		{"data loss without allow-data-loss",
-			with(create(), del()), []*plan.Finding{dataLoss}, Options{AllowDelete: true}, "NP301 stream.KEEP: stream KEEP holds 1 message (run with --allow-data-loss"},
+			with(create(), del()), []*finding.Finding{dataLoss}, Options{AllowDelete: true}, "NP301 stream.KEEP: stream KEEP holds 1 message (run with --allow-data-loss"},
 		{"data loss the plan did not show",
 			with(create(), del()), nil, Options{AllowDelete: true}, "NP301 stream.KEEP: deleting stream.KEEP loses its 1 message (37 bytes): declare it again to keep it (found when apply read the server again: the plan did not show it) (run with --allow-data-loss"},
 		{"a consumer the plan does not list",
@@ -237,11 +238,11 @@ func TestRunRefuses(t *testing.T) {
 			"consumer.KEEP.k exists on the server but is not in the plan"},
 		{"an error no flag overrides",
 			[]*plan.Change{create()},
-			[]*plan.Finding{{Code: "NP303", Severity: plan.SevError, Address: "stream.KEEP", Message: "storage can not change", Range: "shop.hcl:3:5"}},
+			[]*finding.Finding{{Code: "NP303", Severity: finding.SevError, Address: "stream.KEEP", Message: "storage can not change", Range: "shop.hcl:3:5"}},
 			Options{AllowDelete: true, AllowDataLoss: true}, "NP303 stream.KEEP at shop.hcl:3:5: storage can not change (fix the configuration"},
 		{"an error naming its flag",
 			[]*plan.Change{create()},
-			[]*plan.Finding{{Code: "NP399", Severity: plan.SevError, Address: "stream.KEEP", Message: "m", Overridable: "allow-data-loss"}},
+			[]*finding.Finding{{Code: "NP399", Severity: finding.SevError, Address: "stream.KEEP", Message: "m", Overridable: "allow-data-loss"}},
 			Options{AllowDelete: true}, "--allow-data-loss"},
 		{"a blocked change, even without its finding",
 			[]*plan.Change{create(), func() *plan.Change {
@@ -252,9 +253,9 @@ func TestRunRefuses(t *testing.T) {
 			nil, Options{AllowDelete: true, AllowDataLoss: true}, "stream.KEEP is blocked: the server refuses to change storage"},
 		{"warnings never refuse",
 			[]*plan.Change{create()},
-			[]*plan.Finding{{Code: "NP302", Severity: plan.SevWarning, Address: "stream.KEEP", Message: "purges"}}, Options{}, ""},
+			[]*finding.Finding{{Code: "NP302", Severity: finding.SevWarning, Address: "stream.KEEP", Message: "purges"}}, Options{}, ""},
 		{"data loss with both flags",
-			with(create(), del()), []*plan.Finding{dataLoss}, Options{AllowDelete: true, AllowDataLoss: true}, ""},
+			with(create(), del()), []*finding.Finding{dataLoss}, Options{AllowDelete: true, AllowDataLoss: true}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

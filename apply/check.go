@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -19,23 +20,20 @@ func (e *RefusedError) Error() string {
 }
 
 // flagAllowDelete is the apply flag, without dashes, a finding's Overridable may name
-// besides plan.OverrideDataLoss.
+// besides finding.OverrideDataLoss.
 const flagAllowDelete = "allow-delete"
 
 // refusals lists why the plan must not run under o; empty means it may.
 func refusals(p *plan.Plan, o Options) []string {
 	var reasons []string
-	for _, f := range p.Findings {
-		if f.Severity != plan.SevError {
-			continue
-		}
+	for _, f := range finding.Errors(p.Findings) {
 		flag := f.Overridable
-		if flag == "" && f.Code == plan.CodeDataLoss {
+		if flag == "" && f.Code == finding.CodeDataLoss {
 			// --allow-data-loss is NP301's flag even in a plan that does not name it.
-			flag = plan.OverrideDataLoss
+			flag = finding.OverrideDataLoss
 		}
 		switch {
-		case flag == plan.OverrideDataLoss && o.AllowDataLoss, flag == flagAllowDelete && o.AllowDelete,
+		case flag == finding.OverrideDataLoss && o.AllowDataLoss, flag == flagAllowDelete && o.AllowDelete,
 			flag == plan.OverrideReorder && o.AllowReorder:
 			continue
 		case flag != "":
@@ -64,7 +62,7 @@ func refusals(p *plan.Plan, o Options) []string {
 	return reasons
 }
 
-func where(f *plan.Finding) string {
+func where(f *finding.Finding) string {
 	if f.Range != "" {
 		return f.Address + " at " + f.Range
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
@@ -34,7 +35,7 @@ func rejudge(ctx context.Context, c *jsapi.Client, p *plan.Plan) (*plan.Plan, er
 	if len(fresh) == 0 {
 		return p, nil
 	}
-	key := func(f *plan.Finding) string { return f.Code + " " + f.Address }
+	key := func(f *finding.Finding) string { return string(f.Code) + " " + f.Address }
 	replaced := map[string]bool{}
 	for _, f := range fresh {
 		replaced[key(f)] = true

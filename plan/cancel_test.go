@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/natsplan/natsplan/internal/ctxtest"
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -61,7 +62,7 @@ func isNil(res any) bool {
 	switch r := res.(type) {
 	case *plan.Plan:
 		return r == nil
-	case []*plan.Finding:
+	case []*finding.Finding:
 		return r == nil
 	}
 	return res == nil

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -97,7 +98,7 @@ func (c *computer) checkAPILevels() {
 			if need.level <= have {
 				continue
 			}
-			c.finding(CodeAPILevel, SevError, ch.Address, c.fieldRange(ch, n), fmt.Sprintf(
+			c.finding(finding.CodeAPILevel, finding.SevError, ch.Address, c.fieldRange(ch, n), fmt.Sprintf(
 				"%s needs JetStream API level %d (nats-server %s or newer); the target is at level %d: "+
 					"upgrade the server or remove the setting", n, need.level, need.release, have))
 		}

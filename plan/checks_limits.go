@@ -6,12 +6,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
-
-// CodeAccountLimits is the finding for a change the account's JetStream limits or the
-// target's cluster size refuse (NP403).
-const CodeAccountLimits = "NP403"
 
 // limitsCheck walks the plan in execution order the way the server will see it, keeping
 // what exists at each step, and raises NP403 where the account's limits (streams and
@@ -90,7 +87,7 @@ func (l *limitsCheck) lockBucket() {
 func Refused(p *Plan) map[string]bool {
 	out := map[string]bool{}
 	for _, f := range p.Findings {
-		if f.Severity == SevError && f.Overridable == "" {
+		if f.Severity == finding.SevError && f.Overridable == "" {
 			out[f.Address] = true
 		}
 	}
@@ -101,7 +98,7 @@ func Refused(p *Plan) map[string]bool {
 func (l *limitsCheck) refuser(ch *Change) func(path, msg string) {
 	decl := DeclOf(l.c.desired, ch)
 	return func(path, msg string) {
-		l.c.finding(CodeAccountLimits, SevError, ch.Address, fieldPos(decl, path), msg)
+		l.c.finding(finding.CodeAccountLimits, finding.SevError, ch.Address, fieldPos(decl, path), msg)
 	}
 }
 

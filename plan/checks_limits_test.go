@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -101,7 +102,7 @@ func TestAccountLimits(t *testing.T) {
 			}
 			var got []string
 			for _, f := range p.Findings {
-				if f.Code == plan.CodeAccountLimits {
+				if f.Code == finding.CodeAccountLimits {
 					got = append(got, f.Range)
 				}
 			}

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/natsplan/natsplan/internal/finding"
+
 	"fmt"
 	"sort"
 
@@ -79,12 +81,12 @@ func (c *computer) checkOverlaps() {
 			h := first[[2]int32{a, b}]
 			s1, other := owners[a].subjects[h.index], owners[b]
 			if other.declared {
-				c.finding(CodeOverlap, SevError, ds.Address(), rng, fmt.Sprintf(
+				c.finding(finding.CodeOverlap, finding.SevError, ds.Address(), rng, fmt.Sprintf(
 					"subject %q of stream %s overlaps subject %q of stream %s: the server refuses overlapping "+
 						"streams; make the subjects disjoint", s1, owners[a].name, h.subject, other.name))
 				continue
 			}
-			c.finding(CodeOverlap, SevError, ds.Address(), rng, fmt.Sprintf(
+			c.finding(finding.CodeOverlap, finding.SevError, ds.Address(), rng, fmt.Sprintf(
 				"subject %q of stream %s overlaps subject %q of live stream %s, which this project does not "+
 					"manage: make the subjects disjoint or remove that stream", s1, owners[a].name, h.subject, other.name))
 		}

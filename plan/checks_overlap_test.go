@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -89,7 +90,7 @@ func computedOverlaps(t *testing.T, streams []overlapStream) []string {
 	}
 	var out []string
 	for _, f := range p.Findings {
-		if f.Code != plan.CodeOverlap {
+		if f.Code != finding.CodeOverlap {
 			continue
 		}
 		var s1, a, s2, b string

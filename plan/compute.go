@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -18,21 +19,6 @@ type Options struct {
 	// Version is the natsplan version written into the plan.
 	Version string
 }
-
-// Finding codes Compute itself raises (the invariant checks raise the others).
-const (
-	CodeDataLoss       = "NP301"
-	CodePurge          = "NP302"
-	CodeRefused        = "NP303"
-	CodeAPILevel       = "NP401"
-	CodeOverlap        = "NP402"
-	CodeForeignOwner   = "NP404"
-	CodePreventDestroy = "NP405"
-	CodeOffline        = "NP406"
-)
-
-// OverrideDataLoss is the apply flag (without dashes) that accepts NP301 and NP302.
-const OverrideDataLoss = "allow-data-loss"
 
 // computer holds the state of one Compute call.
 type computer struct {
@@ -87,7 +73,7 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 		desired: desired, live: live, opts: opts,
 		p: &Plan{
 			FormatVersion: FormatVersion, NatsplanVersion: opts.Version,
-			Changes: []*Change{}, Findings: []*Finding{}, Drift: []*Drift{}, Unmanaged: []*Object{},
+			Changes: []*Change{}, Findings: []*finding.Finding{}, Drift: []*Drift{}, Unmanaged: []*Object{},
 		},
 		want:    map[string]server.StreamConfig{},
 		wantC:   map[model.ConsumerKey]server.ConsumerConfig{},
@@ -246,8 +232,8 @@ func desiredHash(project string, want map[string]server.StreamConfig, wantC map[
 }
 
 // finding records a finding.
-func (c *computer) finding(code string, sev Severity, addr, rng, msg string) *Finding {
-	f := &Finding{Code: code, Severity: sev, Address: addr, Message: msg, Range: rng}
+func (c *computer) finding(code finding.Code, sev finding.Severity, addr, rng, msg string) *finding.Finding {
+	f := &finding.Finding{Code: code, Severity: sev, Address: addr, Message: msg, Range: rng}
 	c.p.Findings = append(c.p.Findings, f)
 	return f
 }
@@ -257,7 +243,7 @@ func (c *computer) foreign(owner, addr string, d *model.Decl) bool {
 	if owner == "" || owner == c.desired.Project {
 		return false
 	}
-	c.finding(CodeForeignOwner, SevError, addr, d.String(), fmt.Sprintf(
+	c.finding(finding.CodeForeignOwner, finding.SevError, addr, d.String(), fmt.Sprintf(
 		"%s exists and is owned by project %q (metadata %s): natsplan leaves it alone; remove it from "+
 			"this project's files, rename it, or move it to this project by changing its %s metadata",
 		addr, owner, model.MetaProject, model.MetaProject))
@@ -276,7 +262,7 @@ func (c *computer) stream(ds *model.Stream) {
 		ch := &Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: ActCreate,
 			After: rawJSON(want), Decl: decl}
 		if want.Sealed {
-			c.finding(CodeRefused, SevError, addr, fieldPos(ds.Decl, "sealed"),
+			c.finding(finding.CodeRefused, finding.SevError, addr, fieldPos(ds.Decl, "sealed"),
 				"sealed can not be set when a stream is created: create it first, then set sealed = true in a later apply")
 			ch.Blocked = "the server refuses to create a sealed stream (NP303): apply refuses this plan until the " +
 				"configuration is changed"
@@ -307,7 +293,7 @@ func (c *computer) stream(ds *model.Stream) {
 		if refused(f) {
 			f.Blocked = true
 			refusedFields = append(refusedFields, f.Path)
-			c.finding(CodeRefused, SevError, addr, fieldPos(ds.Decl, topKey(f.Path)), streamRefusal(f))
+			c.finding(finding.CodeRefused, finding.SevError, addr, fieldPos(ds.Decl, topKey(f.Path)), streamRefusal(f))
 		}
 	}
 	action, reason := ActUpdate, ""
@@ -415,7 +401,7 @@ func (c *computer) consumer(dc *model.Consumer) {
 			f.Blocked = refused(f)
 		}
 		for _, path := range refusedFields {
-			c.finding(CodeRefused, SevError, addr, fieldPos(dc.Decl, topKey(path)),
+			c.finding(finding.CodeRefused, finding.SevError, addr, fieldPos(dc.Decl, topKey(path)),
 				fmt.Sprintf("%s can not change on an existing consumer: %s", path, consumerRecipe))
 		}
 		ch.Blocked = blockedReason(refusedFields)

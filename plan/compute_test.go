@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -62,7 +63,7 @@ func summary(p *plan.Plan) []string {
 func codes(p *plan.Plan) []string {
 	var out []string
 	for _, f := range p.Findings {
-		out = append(out, f.Code+" "+f.Address)
+		out = append(out, string(f.Code)+" "+f.Address)
 	}
 	return out
 }
@@ -169,7 +170,7 @@ func TestAdoptWritesMark(t *testing.T) {
 // TestDeleteDataLossOverridable checks NP301 says which flag overrides it.
 func TestDeleteDataLossOverridable(t *testing.T) {
 	p := mustCompute(t, desiredModel(nil, nil), liveOf(5, liveObj{cfg: stream("A", nil), meta: owned, msgs: 3}))
-	if len(p.Findings) != 1 || p.Findings[0].Overridable != plan.OverrideDataLoss || !p.Changes[0].Destructive {
+	if len(p.Findings) != 1 || p.Findings[0].Overridable != finding.OverrideDataLoss || !p.Changes[0].Destructive {
 		t.Fatalf("want an overridable NP301 and a destructive delete:\n%s", describe(p))
 	}
 }
@@ -298,7 +299,7 @@ func TestChecks(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s\n%s", d, describe(p))
 			}
 			for _, f := range p.Findings {
-				if f.Message == "" || f.Severity != plan.SevError {
+				if f.Message == "" || f.Severity != finding.SevError {
 					t.Errorf("bad finding %+v", f)
 				}
 			}

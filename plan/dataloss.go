@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -27,7 +28,7 @@ const ageMargin = time.Minute
 // the project does not own), which --allow-data-loss accepts, and NP302 without an
 // override for a consumer that would go with its stream but is not in the plan, or that
 // the server lists but can not report.
-func DataLoss(p *Plan, live *model.Model) []*Finding {
+func DataLoss(p *Plan, live *model.Model) []*finding.Finding {
 	return judgeLoss(p, live, nil).out
 }
 
@@ -129,7 +130,7 @@ type lossJudge struct {
 	lossy map[*Change]bool
 	// after is the config a stream has after the changes judged so far.
 	after map[string]server.StreamConfig
-	out   []*Finding
+	out   []*finding.Finding
 	seen  map[string]bool
 	// consumers are the live consumers by stream.
 	consumers map[string][]*model.Consumer
@@ -171,9 +172,9 @@ func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) str
 }
 
 // add records a finding about the change ch once per code, address and attribute.
-func (j *lossJudge) add(code string, ch *Change, addr, path, msg string, overridable bool) {
+func (j *lossJudge) add(code finding.Code, ch *Change, addr, path, msg string, overridable bool) {
 	j.lossy[ch] = true
-	key := code + " " + addr + " " + path
+	key := string(code) + " " + addr + " " + path
 	if j.seen[key] {
 		return
 	}
@@ -185,9 +186,9 @@ func (j *lossJudge) add(code string, ch *Change, addr, path, msg string, overrid
 	if j.pos == nil && !j.planned(code, addr) {
 		msg += " (found when apply read the server again: the plan did not show it)"
 	}
-	f := &Finding{Code: code, Severity: SevError, Address: addr, Message: msg, Range: rng}
+	f := &finding.Finding{Code: code, Severity: finding.SevError, Address: addr, Message: msg, Range: rng}
 	if overridable {
-		f.Overridable = OverrideDataLoss
+		f.Overridable = finding.OverrideDataLoss
 	}
 	j.out = append(j.out, f)
 }
@@ -209,12 +210,12 @@ func (j *lossJudge) streamDelete(ch *Change) {
 		return // already gone: apply counts the delete as done
 	}
 	if st := state(ls); st.Msgs > 0 {
-		j.add(CodeDataLoss, ch, ch.Address, "", fmt.Sprintf("deleting %s loses %s (%d bytes): declare it again to keep it",
+		j.add(finding.CodeDataLoss, ch, ch.Address, "", fmt.Sprintf("deleting %s loses %s (%d bytes): declare it again to keep it",
 			ch.Address, messages(st.Msgs, "its"), st.Bytes), true)
 	}
 	for _, entry := range j.live.Offline {
 		if addr, reason, _ := strings.Cut(entry, ": "); strings.HasPrefix(addr, "consumer."+ch.Name+".") {
-			j.add(CodePurge, ch, addr, "", fmt.Sprintf("%s is offline on the server (%s), and deleting %s would delete it "+
+			j.add(finding.CodePurge, ch, addr, "", fmt.Sprintf("%s is offline on the server (%s), and deleting %s would delete it "+
 				"unseen: bring the server's peers back and plan again", addr, reason, ch.Address), false)
 		}
 	}
@@ -225,10 +226,10 @@ func (j *lossJudge) streamDelete(ch *Change) {
 		addr := lc.Address()
 		switch del := j.deletes[addr]; {
 		case del == nil:
-			j.add(CodePurge, ch, addr, "", fmt.Sprintf("%s exists on the server but is not in the plan, and deleting %s "+
+			j.add(finding.CodePurge, ch, addr, "", fmt.Sprintf("%s exists on the server but is not in the plan, and deleting %s "+
 				"would delete it too: plan again and review the new plan", addr, ch.Address), false)
 		case lc.Owner() != ls.Owner():
-			j.add(CodePurge, del, addr, "", fmt.Sprintf("deleting %s also deletes %s, which this project does not own (%s): "+
+			j.add(finding.CodePurge, del, addr, "", fmt.Sprintf("deleting %s also deletes %s, which this project does not own (%s): "+
 				"whoever uses it loses its position and ack state", ch.Address, addr, unmanagedReason(lc.Owner())), true)
 		}
 	}
@@ -243,7 +244,7 @@ func messages(n uint64, det string) string {
 }
 
 // planned reports whether the plan already has a finding of code about addr.
-func (j *lossJudge) planned(code, addr string) bool {
+func (j *lossJudge) planned(code finding.Code, addr string) bool {
 	for _, f := range j.p.Findings {
 		if f.Code == code && f.Address == addr {
 			return true
@@ -277,25 +278,25 @@ func (j *lossJudge) streamUpdate(ch *Change) {
 	// server refuses new messages instead.
 	if after.Discard == server.DiscardOld {
 		if after.MaxMsgs > 0 && st.Msgs > uint64(after.MaxMsgs) {
-			j.add(CodePurge, ch, ch.Address, limitPath(before, after, "max_msgs"), fmt.Sprintf(
+			j.add(finding.CodePurge, ch, ch.Address, limitPath(before, after, "max_msgs"), fmt.Sprintf(
 				"%s holds %d messages and max_msgs %d with discard old deletes the oldest %d of them",
 				ch.Address, st.Msgs, after.MaxMsgs, st.Msgs-uint64(after.MaxMsgs)), true)
 		}
 		if after.MaxBytes > 0 && st.Bytes > uint64(after.MaxBytes) {
-			j.add(CodePurge, ch, ch.Address, limitPath(before, after, "max_bytes"), fmt.Sprintf(
+			j.add(finding.CodePurge, ch, ch.Address, limitPath(before, after, "max_bytes"), fmt.Sprintf(
 				"%s holds %d bytes in %d messages and max_bytes %d with discard old deletes the oldest messages "+
 					"until %d bytes remain", ch.Address, st.Bytes, st.Msgs, after.MaxBytes, after.MaxBytes), true)
 		}
 	}
 	if after.MaxMsgsPer > 0 && (before.MaxMsgsPer <= 0 || after.MaxMsgsPer < before.MaxMsgsPer) {
 		if msg := perSubjectLoss(st, after.MaxMsgsPer); msg != "" {
-			j.add(CodePurge, ch, ch.Address, "max_msgs_per_subject", fmt.Sprintf("%s %d on %s, which %s",
+			j.add(finding.CodePurge, ch, ch.Address, "max_msgs_per_subject", fmt.Sprintf("%s %d on %s, which %s",
 				names.perSubject, after.MaxMsgsPer, ch.Address, msg), true)
 		}
 	}
 	if after.MaxAge > 0 && (before.MaxAge <= 0 || after.MaxAge < before.MaxAge) {
 		if msg := ageLoss(st, after.MaxAge); msg != "" {
-			j.add(CodePurge, ch, ch.Address, "max_age", fmt.Sprintf("%s %s on %s, which %s",
+			j.add(finding.CodePurge, ch, ch.Address, "max_age", fmt.Sprintf("%s %s on %s, which %s",
 				names.age, model.FormatDuration(after.MaxAge), ch.Address, msg), true)
 		}
 	}
@@ -304,7 +305,7 @@ func (j *lossJudge) streamUpdate(ch *Change) {
 		if j.consumerCount(ch.Name) == 0 {
 			what = fmt.Sprintf("all %d stored messages: it has no consumers", st.Msgs)
 		}
-		j.add(CodePurge, ch, ch.Address, "retention", fmt.Sprintf("retention limits -> interest on %s deletes %s",
+		j.add(finding.CodePurge, ch, ch.Address, "retention", fmt.Sprintf("retention limits -> interest on %s deletes %s",
 			ch.Address, what), true)
 	}
 }
@@ -425,10 +426,10 @@ func (j *lossJudge) consumerChange(ch *Change) {
 		}
 		switch {
 		case remaining == 0:
-			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s leaves %s without consumers, "+
+			j.add(finding.CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s leaves %s without consumers, "+
 				"which deletes all its %d messages", verb, ch.Address, stream, st.Msgs), true)
 		case holds:
-			j.add(CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s deletes the messages of %s that "+
+			j.add(finding.CodePurge, ch, ch.Address, "", fmt.Sprintf("%s %s deletes the messages of %s that "+
 				"only it still wants (%d not yet delivered, %d unacknowledged)", verb, ch.Address, stream, pending, unacked), true)
 		}
 	case ActUpdate, ActAdopt:
@@ -443,7 +444,7 @@ func (j *lossJudge) consumerChange(ch *Change) {
 		if after.FilterSubject != "" || lc.Config.FilterSubject != "" {
 			path = "filter_subject"
 		}
-		j.add(CodePurge, ch, ch.Address, path, fmt.Sprintf("narrowing the filter of %s on %s deletes "+
+		j.add(finding.CodePurge, ch, ch.Address, path, fmt.Sprintf("narrowing the filter of %s on %s deletes "+
 			"the messages on the subjects it drops that no other consumer wants (it has %d not yet delivered, %d "+
 			"unacknowledged)", ch.Address, stream, pending, unacked), true)
 	}

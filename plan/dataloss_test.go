@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -88,9 +89,9 @@ func TestDataLossStreamLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustCompute(t, tc.desired, tc.live)
-			var got []*plan.Finding
+			var got []*finding.Finding
 			for _, f := range p.Findings {
-				if f.Code == plan.CodePurge {
+				if f.Code == finding.CodePurge {
 					got = append(got, f)
 				}
 			}
@@ -104,7 +105,7 @@ func TestDataLossStreamLimits(t *testing.T) {
 				t.Fatalf("want one NP302:\n%s", describe(p))
 			}
 			f := got[0]
-			if f.Severity != plan.SevError || f.Overridable != plan.OverrideDataLoss || f.Address != "stream.A" ||
+			if f.Severity != finding.SevError || f.Overridable != finding.OverrideDataLoss || f.Address != "stream.A" ||
 				!strings.Contains(f.Message, tc.says) {
 				t.Errorf("finding %+v: want an error --allow-data-loss accepts, saying %q", f, tc.says)
 			}
@@ -195,7 +196,7 @@ func TestDataLossConsumers(t *testing.T) {
 				t.Fatalf("findings (-want +got):\n%s\n%s", d, describe(p))
 			}
 			for _, f := range p.Findings {
-				if f.Severity != plan.SevError || f.Overridable != plan.OverrideDataLoss || !strings.Contains(f.Message, tc.says) {
+				if f.Severity != finding.SevError || f.Overridable != finding.OverrideDataLoss || !strings.Contains(f.Message, tc.says) {
 					t.Errorf("finding %+v: want an error --allow-data-loss accepts, saying %q", f, tc.says)
 				}
 			}
@@ -257,7 +258,7 @@ func TestDataLossStreamDelete(t *testing.T) {
 				}
 			}
 			for _, f := range p.Findings {
-				if (f.Code == plan.CodeDataLoss || f.Code == plan.CodePurge) && f.Overridable != plan.OverrideDataLoss {
+				if (f.Code == finding.CodeDataLoss || f.Code == finding.CodePurge) && f.Overridable != finding.OverrideDataLoss {
 					t.Errorf("%s %s is not accepted by --allow-data-loss", f.Code, f.Address)
 				}
 			}
@@ -288,7 +289,7 @@ func TestDataLossAgainstNewState(t *testing.T) {
 	if d := cmp.Diff([]string{"NP301 stream.A", "NP302 consumer.A.late"}, codes(&plan.Plan{Findings: got})); d != "" {
 		t.Fatalf("findings (-want +got):\n%s", d)
 	}
-	if f := got[0]; f.Overridable != plan.OverrideDataLoss || !strings.Contains(f.Message, "10 messages") ||
+	if f := got[0]; f.Overridable != finding.OverrideDataLoss || !strings.Contains(f.Message, "10 messages") ||
 		!strings.Contains(f.Message, "the plan did not show it") {
 		t.Errorf("NP301 %+v: want the count, that the plan did not show it, and the override", f)
 	}
@@ -353,7 +354,7 @@ func TestMetadataValidated(t *testing.T) {
 				t.Errorf("findings (-want +got):\n%s\n%s", d, describe(p))
 			}
 			for _, f := range p.Findings {
-				if f.Severity != plan.SevError || f.Overridable != "" || !strings.Contains(f.Message, tc.says) {
+				if f.Severity != finding.SevError || f.Overridable != "" || !strings.Contains(f.Message, tc.says) {
 					t.Errorf("finding %+v: want an error no flag overrides, saying %q", f, tc.says)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -14,7 +15,7 @@ import (
 func Repartitioned(p *Plan) []string {
 	warned := false
 	for _, f := range p.Findings {
-		warned = warned || f.Code == CodeRepartition && f.Severity == SevWarning
+		warned = warned || f.Code == finding.CodeRepartition && f.Severity == finding.SevWarning
 	}
 	if !warned {
 		return nil
@@ -38,7 +39,7 @@ func Repartitioned(p *Plan) []string {
 // of the streams Repartitioned names, as they are now. When a lane of a group the
 // plan touches holds messages, it returns for each NP204 warning the NP204 error that
 // apply refuses without --allow-reorder.
-func RecheckDrained(p *Plan, live *model.Model) []*Finding {
+func RecheckDrained(p *Plan, live *model.Model) []*finding.Finding {
 	streams := Repartitioned(p)
 	if len(streams) == 0 {
 		return nil
@@ -62,12 +63,12 @@ func RecheckDrained(p *Plan, live *model.Model) []*Finding {
 	if len(busy) == 0 {
 		return nil
 	}
-	var out []*Finding
+	var out []*finding.Finding
 	for _, f := range p.Findings {
-		if f.Code != CodeRepartition || f.Severity != SevWarning {
+		if f.Code != finding.CodeRepartition || f.Severity != finding.SevWarning {
 			continue
 		}
-		out = append(out, &Finding{Code: CodeRepartition, Severity: SevError, Address: f.Address, Range: f.Range, Overridable: OverrideReorder,
+		out = append(out, &finding.Finding{Code: finding.CodeRepartition, Severity: finding.SevError, Address: f.Address, Range: f.Range, Overridable: OverrideReorder,
 			Message: fmt.Sprintf("the lanes were drained when this plan was made, but now hold messages: %s. Repartitioning "+
 				"now breaks per-key order for their keys: let them drain and apply again, or run apply with --%s",
 				strings.Join(busy, "; "), OverrideReorder)})

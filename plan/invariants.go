@@ -9,38 +9,21 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
-)
-
-// The invariant codes (docs/rules); each has a page docs/rules/<code>.md.
-const (
-	CodeFetchAboveAckPending = "NP101"
-	CodeAckPendingPool       = "NP102"
-	CodeFanOut               = "NP103"
-	CodeAckWait              = "NP104"
-	CodeCPUConcurrency       = "NP105"
-	CodePerKeyOrdering       = "NP106"
-	CodeGlobalSerialisation  = "NP107"
-	CodeNoDeadLetter         = "NP108"
-	CodePullLimits           = "NP109"
-	CodeBadPartitioning      = "NP201"
-	CodePartitionCoverage    = "NP202"
-	CodeWorkqueueOverlap     = "NP203"
-	CodeRepartition          = "NP204"
-	CodeDeadFilter           = "NP205"
 )
 
 // CheckInvariants proves the rules that make concurrent consumers correct on the
 // desired model. live is nil offline (validate); with it (plan) the checks also see
 // the consumers on the server that the files do not declare, the live partition
 // counts, and the account and server limits behind the consumer defaults. It is pure.
-func CheckInvariants(desired, live *model.Model) []*Finding {
+func CheckInvariants(desired, live *model.Model) []*finding.Finding {
 	return newInvariants(desired, live).check()
 }
 
 // CheckInvariantsContext is CheckInvariants that stops soon after ctx ends, and then
 // returns ctx's error and no findings.
-func CheckInvariantsContext(ctx context.Context, desired, live *model.Model) ([]*Finding, error) {
+func CheckInvariantsContext(ctx context.Context, desired, live *model.Model) ([]*finding.Finding, error) {
 	v := newInvariants(desired, live)
 	v.ctx = ctx
 	out := v.check()
@@ -61,7 +44,7 @@ func newInvariants(desired, live *model.Model) *invariants {
 
 // check runs the checks and returns their findings in code and address order. When
 // ctx ends it stops early with v.err set, and what it returns is incomplete.
-func (v *invariants) check() []*Finding {
+func (v *invariants) check() []*finding.Finding {
 	checks := []func(){
 		v.checkMappings,
 		func() {
@@ -106,7 +89,7 @@ func (v *invariants) check() []*Finding {
 type invariants struct {
 	desired, live *model.Model
 	target        *model.Target
-	out           []*Finding
+	out           []*finding.Finding
 	// Memos: the checks compare consumers pairwise, and normalising is not free.
 	cfgs    map[*model.Consumer]server.ConsumerConfig
 	streams map[string]*server.StreamConfig
@@ -125,8 +108,8 @@ func (v *invariants) stopped() bool {
 	return v.err != nil
 }
 
-func (v *invariants) add(code string, sev Severity, addr string, r hcl.Range, format string, args ...any) {
-	v.out = append(v.out, &Finding{Code: code, Severity: sev, Address: addr, Range: rangeString(r),
+func (v *invariants) add(code finding.Code, sev finding.Severity, addr string, r hcl.Range, format string, args ...any) {
+	v.out = append(v.out, &finding.Finding{Code: code, Severity: sev, Address: addr, Range: rangeString(r),
 		Message: fmt.Sprintf(format, args...)})
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -126,7 +127,7 @@ func (v *invariants) fanOutPair(stream, stem string, a, b *model.Consumer, cutA,
 	if !v.declared(other) {
 		where = "on the server"
 	}
-	v.add(CodeFanOut, SevError, at.Address(), fanOutRange(v, at),
+	v.add(finding.CodeFanOut, finding.SevError, at.Address(), fanOutRange(v, at),
 		"consumers %s (%s) and %s (%s, %s) of stream %s read the same subjects under names that differ "+
 			"only by a per-process suffix: each durable gets its own copy of every message, so N worker "+
 			"processes do the work N times. Give all workers one durable (consumer_group %q with no "+

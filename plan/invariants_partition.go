@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/model"
 )
@@ -26,7 +27,7 @@ func (v *invariants) checkMappings() {
 			if me := (*subject.MappingError)(nil); errors.As(err, &me) {
 				field = me.Field
 			}
-			v.add(CodeBadPartitioning, SevError, addr, mp.Decl.FieldRange(field),
+			v.add(finding.CodeBadPartitioning, finding.SevError, addr, mp.Decl.FieldRange(field),
 				"subject_mapping %s: %s. The mapping is not applied and its groups get no lanes until this is fixed", name, err)
 			continue
 		}
@@ -35,7 +36,7 @@ func (v *invariants) checkMappings() {
 			continue // schema reports the undeclared stream
 		}
 		if _, _, ok := collide([]string{pm.Source}, st.Subjects); !ok {
-			v.add(CodeBadPartitioning, SevError, addr, mp.Decl.FieldRange("source"),
+			v.add(finding.CodeBadPartitioning, finding.SevError, addr, mp.Decl.FieldRange("source"),
 				"source %q matches none of stream %s's subjects %v: the transform never applies, nothing is "+
 					"partitioned and every lane stays empty. Write the source as producers publish, within the stream's subjects",
 				pm.Source, mp.Stream, st.Subjects)
@@ -56,12 +57,12 @@ func (v *invariants) checkMappings() {
 			field = "key"
 		}
 		lanes, busy := v.laneBacklog(name, mp.Stream)
-		sev, next := SevWarning, "every lane is drained (num_pending and num_ack_pending 0), so no key has events left behind"
+		sev, next := finding.SevWarning, "every lane is drained (num_pending and num_ack_pending 0), so no key has events left behind"
 		if busy {
-			sev, next = SevError, "apply refuses the change until every lane is drained (num_pending and num_ack_pending 0): "+
+			sev, next = finding.SevError, "apply refuses the change until every lane is drained (num_pending and num_ack_pending 0): "+
 				"stop producers and let the workers finish, or run apply with --"+OverrideReorder+" to accept the reordering"
 		}
-		v.add(CodeRepartition, sev, addr, mp.Decl.FieldRange(field),
+		v.add(finding.CodeRepartition, sev, addr, mp.Decl.FieldRange(field),
 			"stream %s is partitioned %d ways by %v on the server and would be %d ways by %v: most keys move to "+
 				"another lane, so while the old lane still holds a key's earlier events the new lane can handle its "+
 				"later ones: per-key order breaks during the change%s. Lanes now: %s; %s",
@@ -185,12 +186,12 @@ func (v *invariants) checkCoverage(g *model.ConsumerGroup) {
 			first, _ := strconv.Atoi(missing[0])
 			why = fmt.Sprintf(" The group's filter_subjects leave them out; filters see stored subjects, and partition %d stores %s", first, pm.Space(first))
 		}
-		v.add(CodePartitionCoverage, SevError, g.Address(), g.FieldRange(field),
+		v.add(finding.CodePartitionCoverage, finding.SevError, g.Address(), g.FieldRange(field),
 			"partition(s) %s of subject_mapping %s are read by no consumer of group %s: messages routed there are "+
 				"never processed.%s", strings.Join(missing, ", "), g.Mapping, g.Name, why)
 	}
 	if len(partial) > 0 {
-		v.add(CodePartitionCoverage, SevError, g.Address(), g.Decl.FieldRange("mapping"),
+		v.add(finding.CodePartitionCoverage, finding.SevError, g.Address(), g.Decl.FieldRange("mapping"),
 			"partition(s) %s are read only in part: the rest of their messages are never processed by group %s. "+
 				"Let the lane's filter cover its whole partition (%s)", strings.Join(partial, ", "), g.Name, pm.Space(0))
 	}
@@ -209,15 +210,15 @@ func (v *invariants) doubleReader(g *model.ConsumerGroup, p int, space string, r
 			continue
 		}
 		if v.declared(c) {
-			v.add(CodePartitionCoverage, SevError, c.Address(), v.consumerRange(c, "filter_subjects"),
+			v.add(finding.CodePartitionCoverage, finding.SevError, c.Address(), v.consumerRange(c, "filter_subjects"),
 				"%sRemove consumer %s, or rename it out of the group's name space if it is a separate reader", msg, c.Name)
 		} else {
-			v.add(CodePartitionCoverage, SevError, g.Address(), g.Decl.FieldRange("mapping"),
+			v.add(finding.CodePartitionCoverage, finding.SevError, g.Address(), g.Decl.FieldRange("mapping"),
 				"%sConsumer %s exists on the server but not in the files: delete it (nats consumer rm %s %s)", msg, c.Name, c.Stream, c.Name)
 		}
 		return
 	}
-	v.add(CodePartitionCoverage, SevError, g.Address(), g.Decl.FieldRange("mapping"), "%sMake the lanes' filters disjoint", msg)
+	v.add(finding.CodePartitionCoverage, finding.SevError, g.Address(), g.Decl.FieldRange("mapping"), "%sMake the lanes' filters disjoint", msg)
 }
 
 // covers reports whether every target subject space lies within one of filters.
@@ -254,7 +255,7 @@ func (v *invariants) checkWorkqueues() {
 				if !v.declared(b) {
 					at = a
 				}
-				v.add(CodeWorkqueueOverlap, SevError, at.Address(), v.consumerRange(at, "filter_subjects"),
+				v.add(finding.CodeWorkqueueOverlap, finding.SevError, at.Address(), v.consumerRange(at, "filter_subjects"),
 					"consumers %s (%s) and %s (%s) of workqueue stream %s read overlapping subjects: a workqueue "+
 						"message goes to one consumer, so the server refuses this on create (10100) but accepts it "+
 						"on an update in a cluster, after which which consumer gets a message is arbitrary. Make "+
@@ -299,7 +300,7 @@ func (v *invariants) deadFilters(addr, stream string, filters []string, r hcl.Ra
 			hint = fmt.Sprintf(" Filters see stored subjects, after the transform %s -> %s: write %q",
 				tr.Source, tr.Destination, stored)
 		}
-		v.add(CodeDeadFilter, SevError, addr, r,
+		v.add(finding.CodeDeadFilter, finding.SevError, addr, r,
 			"filter %q can never match: stream %s stores only %s, so the consumer waits forever and nothing is "+
 				"processed.%s", f, stream, storedDescription(st), hint)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/schema"
@@ -19,8 +20,8 @@ import (
 var marker = regexp.MustCompile(`#\s*(ERROR|WARNING):\s*(NP\d{3})`)
 
 type want struct {
-	code string
-	sev  plan.Severity
+	code finding.Code
+	sev  finding.Severity
 	line int
 }
 
@@ -29,7 +30,7 @@ func markers(src string) []want {
 	var out []want
 	for i, l := range strings.Split(src, "\n") {
 		if m := marker.FindStringSubmatch(l); m != nil {
-			out = append(out, want{m[2], plan.Severity(strings.ToLower(m[1])), i + 1})
+			out = append(out, want{finding.Code(m[2]), finding.Severity(strings.ToLower(m[1])), i + 1})
 		}
 	}
 	return out
@@ -51,7 +52,7 @@ func loadModel(t *testing.T, src string) *model.Model {
 
 // check loads src as one file and runs the invariants against live (nil = offline);
 // it returns the findings and the file's path.
-func check(t *testing.T, src string, live *model.Model) ([]*plan.Finding, string) {
+func check(t *testing.T, src string, live *model.Model) ([]*finding.Finding, string) {
 	t.Helper()
 	m := loadModel(t, src)
 	return plan.CheckInvariants(m, live), m.Files[0]
@@ -120,7 +121,7 @@ func TestInvariantExamples(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
-	covered := map[string]bool{}
+	covered := map[finding.Code]bool{}
 	for _, file := range files {
 		base := filepath.Base(file)
 		if strings.HasPrefix(base, "NP304") {
@@ -161,7 +162,7 @@ func TestInvariantExamples(t *testing.T) {
 			}
 		})
 	}
-	for _, code := range []string{"NP101", "NP102", "NP103", "NP104", "NP105", "NP106", "NP107", "NP108", "NP109",
+	for _, code := range []finding.Code{"NP101", "NP102", "NP103", "NP104", "NP105", "NP106", "NP107", "NP108", "NP109",
 		"NP201", "NP202", "NP203", "NP204", "NP205", "NP305"} {
 		if !covered[code] {
 			t.Errorf("no example triggers %s", code)
@@ -169,7 +170,7 @@ func TestInvariantExamples(t *testing.T) {
 	}
 }
 
-func hasFinding(findings []*plan.Finding, w want, path string) bool {
+func hasFinding(findings []*finding.Finding, w want, path string) bool {
 	for _, f := range findings {
 		if f.Code == w.code && f.Severity == w.sev && strings.HasPrefix(f.Range, fmt.Sprintf("%s:%d:", path, w.line)) &&
 			f.Message != "" && f.Address != "" {
@@ -179,7 +180,7 @@ func hasFinding(findings []*plan.Finding, w want, path string) bool {
 	return false
 }
 
-func slicesContainsCode(ws []want, code string) bool {
+func slicesContainsCode(ws []want, code finding.Code) bool {
 	for _, w := range ws {
 		if w.code == code {
 			return true
@@ -188,7 +189,7 @@ func slicesContainsCode(ws []want, code string) bool {
 	return false
 }
 
-func dump(fs []*plan.Finding) string {
+func dump(fs []*finding.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		fmt.Fprintf(&b, "  %s %s %s %s: %s\n", f.Severity, f.Code, f.Address, f.Range, f.Message)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -30,23 +31,23 @@ func (v *invariants) checkGroup(g *model.ConsumerGroup) {
 	mapped := g.Mapping != ""
 	switch {
 	case g.Ordering == "per_key" && !mapped:
-		v.add(CodePerKeyOrdering, SevError, addr, g.FieldRange("ordering"),
+		v.add(finding.CodePerKeyOrdering, finding.SevError, addr, g.FieldRange("ordering"),
 			"ordering = \"per_key\" without a mapping: one consumer serves every key, and with several messages in "+
 				"flight events of one key finish out of order. Set mapping to a subject_mapping of stream %s so each "+
 				"key has one lane, or drop per_key", g.Stream)
 	case g.Ordering == "per_key" && cfg.MaxAckPending != 1:
-		v.add(CodePerKeyOrdering, SevError, addr, g.FieldRange("consumer.max_ack_pending"),
+		v.add(finding.CodePerKeyOrdering, finding.SevError, addr, g.FieldRange("consumer.max_ack_pending"),
 			"ordering = \"per_key\" but each lane allows max_ack_pending = %d messages in flight: the lane hands "+
 				"several events of one key to workers at once and they finish out of order. Remove max_ack_pending "+
 				"from the template (per_key lanes use 1); add partitions for more parallelism", cfg.MaxAckPending)
 	case !mapped && cfg.MaxAckPending == 1:
-		v.add(CodeGlobalSerialisation, SevWarning, addr, g.FieldRange("consumer.max_ack_pending"),
+		v.add(finding.CodeGlobalSerialisation, finding.SevWarning, addr, g.FieldRange("consumer.max_ack_pending"),
 			"max_ack_pending = 1 on the shared consumer %s: every worker waits for the one message in flight, so "+
 				"the whole group handles one message at a time however many workers run. If order matters per key, "+
 				"partition with a subject_mapping and ordering = \"per_key\"; otherwise raise max_ack_pending", g.Name)
 	}
 	if cfg.MaxDeliver > 0 && g.DeadLetter == nil {
-		v.add(CodeNoDeadLetter, SevWarning, addr, g.FieldRange("consumer.max_deliver"), noDeadLetter, cfg.MaxDeliver)
+		v.add(finding.CodeNoDeadLetter, finding.SevWarning, addr, g.FieldRange("consumer.max_deliver"), noDeadLetter, cfg.MaxDeliver)
 	}
 	if w := g.Workers; w != nil {
 		v.checkWorkers(g, w, cfg)
@@ -64,7 +65,7 @@ const noDeadLetter = "max_deliver = %d with no dead_letter: after the last deliv
 func (v *invariants) checkWorkers(g *model.ConsumerGroup, w *model.Workers, cfg server.ConsumerConfig) {
 	addr := g.Address()
 	if w.Handler == "cpu" && w.Concurrency > 1 {
-		v.add(CodeCPUConcurrency, SevWarning, addr, g.FieldRange("workers.concurrency"),
+		v.add(finding.CodeCPUConcurrency, finding.SevWarning, addr, g.FieldRange("workers.concurrency"),
 			"handler = \"cpu\" with concurrency = %d: handlers that compute share the process's CPU, so more "+
 				"messages at once in one process only add contention. Set concurrency = 1 and raise count "+
 				"(more processes) instead", w.Concurrency)
@@ -84,7 +85,7 @@ func (v *invariants) checkWorkers(g *model.ConsumerGroup, w *model.Workers, cfg 
 			}
 		}
 		if short > 0 {
-			v.add(CodeAckWait, SevError, addr, g.FieldRange(field),
+			v.add(finding.CodeAckWait, finding.SevError, addr, g.FieldRange(field),
 				"the server redelivers a message unacked after %s but a handler may take up to %s: a second worker "+
 					"gets the message while the first still works on it, so it is handled twice. Set ack_wait (and "+
 					"every backoff step) above max_handler_time, or make handlers extend it with in-progress acks",
@@ -99,31 +100,31 @@ func (v *invariants) checkWorkers(g *model.ConsumerGroup, w *model.Workers, cfg 
 	switch {
 	case maxp <= 0 || w.FetchBatch == 0:
 	case w.FetchBatch > maxp:
-		v.add(CodeFetchAboveAckPending, SevError, addr, g.FieldRange("workers.fetch_batch"),
+		v.add(finding.CodeFetchAboveAckPending, finding.SevError, addr, g.FieldRange("workers.fetch_batch"),
 			"fetch_batch = %d is above max_ack_pending = %d: the server hands a fetch at most %d messages and the "+
 				"request then waits out its expiry for the rest, so every fetch takes the full timeout. Set "+
 				"fetch_batch <= %d or raise max_ack_pending", w.FetchBatch, maxp, maxp, maxp)
 	case w.Count > 0 && w.Count*w.FetchBatch > lanes*maxp:
-		v.add(CodeAckPendingPool, SevWarning, addr, g.FieldRange("workers.count"),
+		v.add(finding.CodeAckPendingPool, finding.SevWarning, addr, g.FieldRange("workers.count"),
 			"count × fetch_batch = %d × %d = %d messages wanted in flight, but max_ack_pending allows %d in total "+
 				"(it is one pool shared by all workers%s): some workers idle, and adding workers does not add "+
 				"throughput. Raise max_ack_pending to at least %d or lower fetch_batch",
 			w.Count, w.FetchBatch, w.Count*w.FetchBatch, lanes*maxp, lanesNote(lanes, maxp), ceilDiv(w.Count*w.FetchBatch, lanes))
 	}
 	if cfg.MaxWaiting > 0 && w.Count > cfg.MaxWaiting {
-		v.add(CodePullLimits, SevError, addr, g.FieldRange("workers.count"),
+		v.add(finding.CodePullLimits, finding.SevError, addr, g.FieldRange("workers.count"),
 			"%d workers each keep a pull request waiting, but max_waiting = %d: the server answers the extra "+
 				"requests with 409 Exceeded MaxWaiting. Raise max_waiting (it is fixed when the consumer is created) "+
 				"or run fewer workers", w.Count, cfg.MaxWaiting)
 	}
 	if cfg.MaxRequestBatch > 0 && w.FetchBatch > cfg.MaxRequestBatch {
-		v.add(CodePullLimits, SevError, addr, g.FieldRange("workers.fetch_batch"),
+		v.add(finding.CodePullLimits, finding.SevError, addr, g.FieldRange("workers.fetch_batch"),
 			"fetch_batch = %d is above max_batch = %d: every fetch is refused with 409 Exceeded MaxRequestBatch. "+
 				"Set fetch_batch <= %d or raise max_batch (the server's max_request_batch caps it)",
 			w.FetchBatch, cfg.MaxRequestBatch, cfg.MaxRequestBatch)
 	}
 	if cfg.MaxRequestExpires > 0 && w.FetchExpires > cfg.MaxRequestExpires {
-		v.add(CodePullLimits, SevError, addr, g.FieldRange("workers.fetch_expires"),
+		v.add(finding.CodePullLimits, finding.SevError, addr, g.FieldRange("workers.fetch_expires"),
 			"fetch_expires = %s is above max_expires = %s: every fetch is refused with 409 Exceeded "+
 				"MaxRequestExpires. Lower fetch_expires or raise max_expires", w.FetchExpires, cfg.MaxRequestExpires)
 	}
@@ -142,6 +143,6 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 func (v *invariants) checkPlainConsumer(c *model.Consumer) {
 	cfg := v.config(c)
 	if cfg.MaxDeliver > 0 && c.DeadLetter == nil {
-		v.add(CodeNoDeadLetter, SevWarning, c.Address(), c.Decl.FieldRange("max_deliver"), noDeadLetter, cfg.MaxDeliver)
+		v.add(finding.CodeNoDeadLetter, finding.SevWarning, c.Address(), c.Decl.FieldRange("max_deliver"), noDeadLetter, cfg.MaxDeliver)
 	}
 }

@@ -5,11 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
-
-// CodeBadMetadata is raised for natsplan.* metadata natsplan can not read.
-const CodeBadMetadata = "NP407"
 
 // metaProblems lists the natsplan.* metadata of an object that natsplan can not read:
 // a key it does not know, or a value it does not accept. Values are compared exactly:
@@ -86,7 +84,7 @@ func (c *computer) badMetadata(addr string, d *model.Decl, md map[string]string,
 		return true
 	}
 	c.badMeta[addr] = true
-	c.finding(CodeBadMetadata, SevError, addr, d.String(), fmt.Sprintf(
+	c.finding(finding.CodeBadMetadata, finding.SevError, addr, d.String(), fmt.Sprintf(
 		"%s has metadata natsplan can not read: %s; %s. Correct or remove the key on the server and plan again",
 		addr, strings.Join(problems, "; "), what))
 	return true

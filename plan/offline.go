@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -28,7 +29,7 @@ func (c *computer) isOffline(key, addr string, d *model.Decl) bool {
 	if !ok {
 		return false
 	}
-	c.finding(CodeOffline, SevError, addr, d.String(), fmt.Sprintf(
+	c.finding(finding.CodeOffline, finding.SevError, addr, d.String(), fmt.Sprintf(
 		"%s is offline on the server (%s): natsplan can not read its config, so it neither creates nor changes it; "+
 			"bring the server's peers back (nats server report jetstream) and plan again", key, reason))
 	return true

@@ -5,8 +5,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 )
 
 // TestOfflineObjectsAreNotTouched: a declared stream or consumer the server lists as
@@ -27,7 +27,7 @@ func TestOfflineObjectsAreNotTouched(t *testing.T) {
 		t.Fatalf("findings = %v, want %v", got, want)
 	}
 	for _, f := range p.Findings {
-		if f.Severity != plan.SevError {
+		if f.Severity != finding.SevError {
 			t.Fatalf("NP406 must be an error: %+v", f)
 		}
 	}

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/natsplan/natsplan/internal/finding"
+
 	"encoding/json"
 	"sort"
 
@@ -101,7 +103,7 @@ func (c *computer) order() {
 		}
 	}
 	if o.number() {
-		c.finding(CodeOverlap, SevError, "", "", "the changes depend on each other in a cycle (for example two "+
+		c.finding(finding.CodeOverlap, finding.SevError, "", "", "the changes depend on each other in a cycle (for example two "+
 			"streams swapping subjects): split the change into two applies")
 	}
 	for i, ch := range chs {

@@ -2,7 +2,11 @@
 // the invariants, and holds the result as a value: the plan document. It never does I/O.
 package plan
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/natsplan/natsplan/internal/finding"
+)
 
 // FormatVersion is the version of the plan document.
 const FormatVersion = "1"
@@ -31,28 +35,17 @@ const (
 	RuleSeparateStep Rule = "separate_step"
 )
 
-// Severity of a finding.
-type Severity string
-
-// The severities.
-const (
-	SevError   Severity = "error"
-	SevWarning Severity = "warning"
-	// SevInfo is a note for review that never fails a command.
-	SevInfo Severity = "info"
-)
-
 // Plan is the plan document (docs/commands/plan.md, "The plan document"). Renderers only read it; apply executes it.
 type Plan struct {
-	FormatVersion   string     `json:"format_version"`
-	NatsplanVersion string     `json:"natsplan_version"`
-	Target          Target     `json:"target"`
-	DesiredHash     string     `json:"desired_hash"`
-	Changes         []*Change  `json:"changes"`
-	Findings        []*Finding `json:"findings"`
-	Drift           []*Drift   `json:"drift"`
-	Unmanaged       []*Object  `json:"unmanaged"`
-	Summary         Summary    `json:"summary"`
+	FormatVersion   string             `json:"format_version"`
+	NatsplanVersion string             `json:"natsplan_version"`
+	Target          Target             `json:"target"`
+	DesiredHash     string             `json:"desired_hash"`
+	Changes         []*Change          `json:"changes"`
+	Findings        []*finding.Finding `json:"findings"`
+	Drift           []*Drift           `json:"drift"`
+	Unmanaged       []*Object          `json:"unmanaged"`
+	Summary         Summary            `json:"summary"`
 	// Lock is the apply lock the configuration asks for, so that applying a saved plan
 	// takes the same lock as planning and applying in one go.
 	Lock *LockSpec `json:"lock,omitempty"`
@@ -122,18 +115,6 @@ type FieldChange struct {
 	Blocked bool `json:"blocked,omitempty"`
 }
 
-// Finding is the result of an invariant check.
-type Finding struct {
-	Code     string   `json:"code"`
-	Severity Severity `json:"severity"`
-	Address  string   `json:"address"`
-	Message  string   `json:"message"`
-	Range    string   `json:"range,omitempty"`
-	// Overridable names the apply flag that accepts this error ("allow-data-loss");
-	// empty when nothing overrides it.
-	Overridable string `json:"overridable,omitempty"`
-}
-
 // Drift is an owned object whose live config differs from the files, or is gone.
 type Drift struct {
 	Address string         `json:"address"`
@@ -180,14 +161,7 @@ func (p *Plan) HasBlocked() bool {
 }
 
 // HasErrors reports whether any finding is an error.
-func (p *Plan) HasErrors() bool {
-	for _, f := range p.Findings {
-		if f.Severity == SevError {
-			return true
-		}
-	}
-	return false
-}
+func (p *Plan) HasErrors() bool { return finding.HasErrors(p.Findings) }
 
 // LockSpec is the natsplan { lock {} } setting of the configuration a plan came from.
 type LockSpec struct {

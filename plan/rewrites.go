@@ -8,13 +8,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
-
-// CodeRewrite is the finding for a value the file sets that the server would not store
-// as set: an error where natsplan's pedantic request is refused, a warning naming the
-// value the server keeps where it is accepted and rewritten.
-const CodeRewrite = "NP305"
 
 // rewrites collects the values of one config the server changes or refuses.
 type rewrites []rewrite
@@ -87,11 +83,11 @@ func (v *invariants) checkRewrites() {
 }
 
 func (v *invariants) addRewrite(addr string, r hcl.Range, rw rewrite) {
-	sev := SevWarning
+	sev := finding.SevWarning
 	if rw.refused {
-		sev = SevError
+		sev = finding.SevError
 	}
-	v.out = append(v.out, &Finding{Code: CodeRewrite, Severity: sev, Address: addr, Message: rw.msg, Range: rangeString(r)})
+	v.out = append(v.out, &finding.Finding{Code: finding.CodeRewrite, Severity: sev, Address: addr, Message: rw.msg, Range: rangeString(r)})
 }
 
 // dur spells a duration as the language writes it ("2m", "1h30m").

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
@@ -25,7 +26,7 @@ type rewriteCase struct {
 	name string
 	hcl  string
 	addr string
-	sev  plan.Severity
+	sev  finding.Severity
 	// diff is the field that differs once another tool (or an older natsplan) created
 	// the object without pedantic mode, so that the server holds the value it keeps;
 	// "" when the server keeps what normalisation fills in (a declared zero).
@@ -47,77 +48,77 @@ func rewriteCases() []rewriteCase {
 	consumer := func(body string) string { return rwStream + "consumer \"S\" \"c\" {\n" + body + "}\n" }
 	sealed := func(body string) string { return stream("  sealed = true\n" + body) }
 	return []rewriteCase{
-		{name: "max_msgs below -1", hcl: stream("  max_msgs = -5 # NP305\n"), addr: "stream.S", sev: plan.SevError, diff: "max_msgs"},
+		{name: "max_msgs below -1", hcl: stream("  max_msgs = -5 # NP305\n"), addr: "stream.S", sev: finding.SevError, diff: "max_msgs"},
 		{name: "max_msgs_per_subject below -1", hcl: stream("  max_msgs_per_subject = -3 # NP305\n"), addr: "stream.S",
-			sev: plan.SevError, diff: "max_msgs_per_subject"},
-		{name: "max_consumers below -1", hcl: stream("  max_consumers = -4 # NP305\n"), addr: "stream.S", sev: plan.SevError,
+			sev: finding.SevError, diff: "max_msgs_per_subject"},
+		{name: "max_consumers below -1", hcl: stream("  max_consumers = -4 # NP305\n"), addr: "stream.S", sev: finding.SevError,
 			diff: "max_consumers"},
-		{name: "duplicate_window 0", hcl: stream("  duplicate_window = 0 # NP305\n"), addr: "stream.S", sev: plan.SevWarning},
+		{name: "duplicate_window 0", hcl: stream("  duplicate_window = 0 # NP305\n"), addr: "stream.S", sev: finding.SevWarning},
 		{name: "duplicate_window on a mirror",
 			hcl:  "stream \"O\" {\n  subjects = [\"o.>\"]\n}\nstream \"M\" {\n  duplicate_window = \"1m\" # NP305\n  mirror {\n    name = \"O\"\n  }\n}\n",
-			addr: "stream.M", sev: plan.SevWarning},
+			addr: "stream.M", sev: finding.SevWarning},
 		{name: "delete markers with allow_msg_ttl false",
 			hcl:  stream("  subject_delete_marker_ttl = \"5s\"\n  allow_msg_ttl = false # NP305\n"),
-			addr: "stream.S", sev: plan.SevError, diff: "allow_msg_ttl", np303: true},
+			addr: "stream.S", sev: finding.SevError, diff: "allow_msg_ttl", np303: true},
 		{name: "delete markers with allow_rollup_hdrs false",
 			hcl:  stream("  subject_delete_marker_ttl = \"5s\"\n  allow_rollup_hdrs = false # NP305\n"),
-			addr: "stream.S", sev: plan.SevError, diff: "allow_rollup_hdrs"},
+			addr: "stream.S", sev: finding.SevError, diff: "allow_rollup_hdrs"},
 		{name: "delete markers with deny_purge", hcl: stream("  subject_delete_marker_ttl = \"5s\"\n  deny_purge = true # NP305\n"),
-			addr: "stream.S", sev: plan.SevError, diff: "deny_purge"},
+			addr: "stream.S", sev: finding.SevError, diff: "deny_purge"},
 		{name: "schedules with allow_rollup_hdrs false", hcl: stream("  allow_msg_schedules = true\n  allow_rollup_hdrs = false # NP305\n"),
-			addr: "stream.S", sev: plan.SevError, diff: "allow_rollup_hdrs"},
+			addr: "stream.S", sev: finding.SevError, diff: "allow_rollup_hdrs"},
 		{name: "schedules with deny_purge", hcl: stream("  allow_msg_schedules = true\n  deny_purge = true # NP305\n"),
-			addr: "stream.S", sev: plan.SevError, diff: "deny_purge"},
+			addr: "stream.S", sev: finding.SevError, diff: "deny_purge"},
 		{name: "implicit republish",
 			hcl: "stream \"S\" {\n  subjects = [\"in.>\"]\n  subject_transform {\n    src  = \"in.>\"\n    dest = \"out.>\"\n  }\n" +
 				"  republish { # NP305\n    src  = \">\"\n    dest = \">\"\n  }\n}\n",
-			addr: "stream.S", sev: plan.SevError, diff: "republish"},
+			addr: "stream.S", sev: finding.SevError, diff: "republish"},
 		{name: "mirror_direct on a mirror of a stream without allow_direct",
 			hcl:  "stream \"O\" {\n  subjects = [\"o.>\"]\n}\nstream \"M\" {\n  mirror_direct = true # NP305\n  mirror {\n    name = \"O\"\n  }\n}\n",
-			addr: "stream.M", sev: plan.SevError, diff: "mirror_direct"},
+			addr: "stream.M", sev: finding.SevError, diff: "mirror_direct"},
 		{name: "mirror_direct false on a mirror of a stream with allow_direct",
 			hcl: "stream \"O\" {\n  subjects = [\"o.>\"]\n  allow_direct = true\n}\n" +
 				"stream \"M\" {\n  mirror_direct = false # NP305\n  mirror {\n    name = \"O\"\n  }\n}\n",
-			addr: "stream.M", sev: plan.SevError, diff: "mirror_direct"},
-		{name: "sealed with max_age", hcl: sealed("  max_age = \"1h\" # NP305\n"), addr: "stream.S", sev: plan.SevWarning, diff: "max_age"},
-		{name: "sealed with discard old", hcl: sealed("  discard = \"old\" # NP305\n"), addr: "stream.S", sev: plan.SevWarning, diff: "discard"},
+			addr: "stream.M", sev: finding.SevError, diff: "mirror_direct"},
+		{name: "sealed with max_age", hcl: sealed("  max_age = \"1h\" # NP305\n"), addr: "stream.S", sev: finding.SevWarning, diff: "max_age"},
+		{name: "sealed with discard old", hcl: sealed("  discard = \"old\" # NP305\n"), addr: "stream.S", sev: finding.SevWarning, diff: "discard"},
 		{name: "sealed with deny_delete false", hcl: sealed("  deny_delete = false # NP305\n"), addr: "stream.S",
-			sev: plan.SevWarning, diff: "deny_delete", np303: true},
+			sev: finding.SevWarning, diff: "deny_delete", np303: true},
 		{name: "sealed with deny_purge false", hcl: sealed("  deny_purge = false # NP305\n"), addr: "stream.S",
-			sev: plan.SevWarning, diff: "deny_purge", np303: true},
+			sev: finding.SevWarning, diff: "deny_purge", np303: true},
 		{name: "sealed with allow_rollup_hdrs", hcl: sealed("  allow_rollup_hdrs = true # NP305\n"), addr: "stream.S",
-			sev: plan.SevError, diff: "allow_rollup_hdrs"},
+			sev: finding.SevError, diff: "allow_rollup_hdrs"},
 
-		{name: "ack_wait with backoff", addr: "consumer.S.c", sev: plan.SevError, diff: "ack_wait",
+		{name: "ack_wait with backoff", addr: "consumer.S.c", sev: finding.SevError, diff: "ack_wait",
 			hcl: consumer("  ack_policy = \"explicit\"\n  ack_wait   = \"10s\" # NP305\n  backoff    = [\"1s\", \"10s\"]\n")},
-		{name: "flow_control acks with idle_heartbeat 5s", addr: "consumer.S.c", sev: plan.SevError, diff: "idle_heartbeat", np303: true,
+		{name: "flow_control acks with idle_heartbeat 5s", addr: "consumer.S.c", sev: finding.SevError, diff: "idle_heartbeat", np303: true,
 			hcl: consumer("  deliver_subject = \"push.c\"\n  ack_policy = \"flow_control\"\n  idle_heartbeat = \"5s\" # NP305\n")},
-		{name: "flow_control acks with flow_control false", addr: "consumer.S.c", sev: plan.SevError, diff: "flow_control", np303: true,
+		{name: "flow_control acks with flow_control false", addr: "consumer.S.c", sev: finding.SevError, diff: "flow_control", np303: true,
 			hcl: consumer("  deliver_subject = \"push.c\"\n  ack_policy = \"flow_control\"\n  flow_control = false # NP305\n")},
-		{name: "max_deliver below -1", addr: "consumer.S.c", sev: plan.SevError, diff: "max_deliver",
+		{name: "max_deliver below -1", addr: "consumer.S.c", sev: finding.SevError, diff: "max_deliver",
 			hcl: consumer("  ack_policy = \"explicit\"\n  max_deliver = -5 # NP305\n")},
-		{name: "max_ack_pending below -1", addr: "consumer.S.c", sev: plan.SevError, diff: "max_ack_pending",
+		{name: "max_ack_pending below -1", addr: "consumer.S.c", sev: finding.SevError, diff: "max_ack_pending",
 			hcl: consumer("  ack_policy = \"explicit\"\n  max_ack_pending = -5 # NP305\n")},
-		{name: "negative max_batch", addr: "consumer.S.c", sev: plan.SevError, diff: "max_batch",
+		{name: "negative max_batch", addr: "consumer.S.c", sev: finding.SevError, diff: "max_batch",
 			hcl: consumer("  ack_policy = \"explicit\"\n  max_batch = -1 # NP305\n")},
-		{name: "negative max_waiting", addr: "consumer.S.c", sev: plan.SevError, diff: "max_waiting", np303: true,
+		{name: "negative max_waiting", addr: "consumer.S.c", sev: finding.SevError, diff: "max_waiting", np303: true,
 			hcl: consumer("  ack_policy = \"explicit\"\n  max_waiting = -1 # NP305\n")},
-		{name: "ack_wait 0", addr: "consumer.S.c", sev: plan.SevWarning,
+		{name: "ack_wait 0", addr: "consumer.S.c", sev: finding.SevWarning,
 			hcl: consumer("  ack_policy = \"explicit\"\n  ack_wait = 0 # NP305\n")},
-		{name: "max_waiting 0", addr: "consumer.S.c", sev: plan.SevWarning,
+		{name: "max_waiting 0", addr: "consumer.S.c", sev: finding.SevWarning,
 			hcl: consumer("  ack_policy = \"explicit\"\n  max_waiting = 0 # NP305\n")},
-		{name: "max_ack_pending 0", addr: "consumer.S.c", sev: plan.SevWarning,
+		{name: "max_ack_pending 0", addr: "consumer.S.c", sev: finding.SevWarning,
 			hcl: consumer("  ack_policy = \"explicit\"\n  max_ack_pending = 0 # NP305\n")},
-		{name: "inactive_threshold 0 under stream limits", addr: "consumer.S.c", sev: plan.SevWarning,
+		{name: "inactive_threshold 0 under stream limits", addr: "consumer.S.c", sev: finding.SevWarning,
 			hcl: "stream \"S\" {\n  subjects = [\"s.>\"]\n  consumer_limits {\n    inactive_threshold = \"1h\"\n  }\n}\n" +
 				"consumer \"S\" \"c\" {\n  ack_policy = \"explicit\"\n  inactive_threshold = 0 # NP305\n}\n"},
-		{name: "priority_timeout 0 with pinned clients", addr: "consumer.S.c", sev: plan.SevWarning,
+		{name: "priority_timeout 0 with pinned clients", addr: "consumer.S.c", sev: finding.SevWarning,
 			hcl: consumer("  ack_policy = \"explicit\"\n  priority_policy = \"pinned_client\"\n  priority_groups = [\"PCG\"]\n  priority_timeout = 0 # NP305\n")},
-		{name: "idle_heartbeat 0 with flow_control acks", addr: "consumer.S.c", sev: plan.SevWarning,
+		{name: "idle_heartbeat 0 with flow_control acks", addr: "consumer.S.c", sev: finding.SevWarning,
 			hcl: consumer("  deliver_subject = \"push.c\"\n  ack_policy = \"flow_control\"\n  idle_heartbeat = 0 # NP305\n")},
-		{name: "consumer replicas above the stream's", addr: "consumer.S.c", sev: plan.SevError, refusedAtCreate: true,
+		{name: "consumer replicas above the stream's", addr: "consumer.S.c", sev: finding.SevError, refusedAtCreate: true,
 			hcl: consumer("  ack_policy = \"explicit\"\n  num_replicas = 3 # NP305\n")},
-		{name: "ack_wait with backoff in a group template", addr: "consumer.S.g", sev: plan.SevError, diff: "ack_wait",
+		{name: "ack_wait with backoff in a group template", addr: "consumer.S.g", sev: finding.SevError, diff: "ack_wait",
 			hcl: rwStream + "consumer_group \"g\" {\n  stream = \"S\"\n  consumer {\n    ack_wait = \"10s\" # NP305\n    backoff  = [\"1s\"]\n  }\n}\n"},
 	}
 }
@@ -178,7 +179,7 @@ func TestRewritesReported(t *testing.T) {
 
 			// What the server does with the declared value in pedantic mode.
 			err = applyChange(nc, chs[0])
-			if refuses := tc.sev == plan.SevError || tc.np303; refuses != (err != nil) {
+			if refuses := tc.sev == finding.SevError || tc.np303; refuses != (err != nil) {
 				t.Fatalf("pedantic update: refused = %v (%v), want %v", err != nil, err, refuses)
 			}
 		})
@@ -232,9 +233,9 @@ func loadMarked(t *testing.T, src string) (*model.Model, string, string) {
 	return nil, "", ""
 }
 
-func rewriteFinding(p *plan.Plan, addr string) *plan.Finding {
+func rewriteFinding(p *plan.Plan, addr string) *finding.Finding {
 	for _, f := range p.Findings {
-		if f.Code == plan.CodeRewrite && f.Address == addr {
+		if f.Code == finding.CodeRewrite && f.Address == addr {
 			return f
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
@@ -31,9 +32,9 @@ func converge(t *testing.T, nc *nats.Conn, d *model.Model) *plan.Plan {
 }
 
 // refusal returns the NP303 finding for addr that names field.
-func refusal(p *plan.Plan, addr, field string) *plan.Finding {
+func refusal(p *plan.Plan, addr, field string) *finding.Finding {
 	for _, f := range p.Findings {
-		if f.Code == plan.CodeRefused && f.Address == addr && strings.HasPrefix(f.Message, field) {
+		if f.Code == finding.CodeRefused && f.Address == addr && strings.HasPrefix(f.Message, field) {
 			return f
 		}
 	}
@@ -116,7 +117,7 @@ func TestRulesStreamRefused(t *testing.T) {
 			tc.to(&to)
 			d := desiredModel([]server.StreamConfig{to}, nil)
 			p := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{}))
-			if f := refusal(p, "stream."+name, tc.field); f == nil || f.Severity != plan.SevError || !strings.Contains(f.Message, ":") {
+			if f := refusal(p, "stream."+name, tc.field); f == nil || f.Severity != finding.SevError || !strings.Contains(f.Message, ":") {
 				t.Fatalf("want an NP303 error naming %s:\n%s", tc.field, describe(p))
 			}
 			if !blockedChange(p, "stream."+name, tc.field) {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -262,10 +263,10 @@ func describe(p *plan.Plan) string {
 }
 
 // errorFindings returns the error findings of p.
-func errorFindings(p *plan.Plan) []*plan.Finding {
-	var out []*plan.Finding
+func errorFindings(p *plan.Plan) []*finding.Finding {
+	var out []*finding.Finding
 	for _, f := range p.Findings {
-		if f.Severity == plan.SevError {
+		if f.Severity == finding.SevError {
 			out = append(out, f)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -88,7 +89,7 @@ func (c *computer) undeclared() {
 			continue
 		}
 		if lc.Config.Metadata[model.MetaPreventDestroy] == "true" {
-			c.finding(CodePreventDestroy, SevError, lc.Address(), "", fmt.Sprintf(
+			c.finding(finding.CodePreventDestroy, finding.SevError, lc.Address(), "", fmt.Sprintf(
 				"%s is no longer declared but its metadata has %s = true: declare it again, or remove the "+
 					"metadata mark before deleting it", lc.Address(), model.MetaPreventDestroy))
 			continue
@@ -106,14 +107,14 @@ func (c *computer) keepStream(ls *model.Stream, consumers []*model.Consumer) boo
 	addr := ls.Address()
 	kept := c.badMetadata(addr, nil, ls.Config.Metadata, metaDeleteRefusal)
 	if !kept && ls.Config.Metadata[model.MetaPreventDestroy] == "true" {
-		c.finding(CodePreventDestroy, SevError, addr, "", fmt.Sprintf(
+		c.finding(finding.CodePreventDestroy, finding.SevError, addr, "", fmt.Sprintf(
 			"%s is no longer declared but its metadata has %s = true: declare it again, or remove the "+
 				"metadata mark (nats stream edit) before deleting it", addr, model.MetaPreventDestroy))
 		kept = true
 	}
 	for _, key := range sortedKeys(c.offline) {
 		if strings.HasPrefix(key, "consumer."+ls.Name+".") {
-			c.finding(CodeOffline, SevError, addr, "", fmt.Sprintf(
+			c.finding(finding.CodeOffline, finding.SevError, addr, "", fmt.Sprintf(
 				"%s is no longer declared, but its consumer %s is offline on the server (%s): natsplan can not "+
 					"see whose it is, and deleting the stream would delete it; bring the server's peers back and plan again",
 				addr, key, c.offline[key]))
@@ -130,7 +131,7 @@ func (c *computer) keepStream(ls *model.Stream, consumers []*model.Consumer) boo
 			continue
 		}
 		if lc.Config.Metadata[model.MetaPreventDestroy] == "true" {
-			c.finding(CodePreventDestroy, SevError, addr, "", fmt.Sprintf(
+			c.finding(finding.CodePreventDestroy, finding.SevError, addr, "", fmt.Sprintf(
 				"%s is no longer declared but deleting it would delete %s, whose metadata has %s = true: "+
 					"declare the stream again, or remove the consumer's mark first", addr, lc.Address(), model.MetaPreventDestroy))
 			kept = true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -313,8 +314,8 @@ func (r *run) refused(i int, ch *plan.Change, consumer bool, err error) error {
 	if note, field := limitNote(r.desired.ServerLimits, consumer, apiErr); note != "" {
 		paths, advice = []string{field}, ": "+note
 	}
-	r.found(i, &plan.Finding{
-		Code: CodeRefused, Severity: plan.SevError, Address: ch.Address, Range: rangeOf(plan.DeclOf(r.desired, ch), paths),
+	r.found(i, &finding.Finding{
+		Code: finding.CodeServerRefuses, Severity: finding.SevError, Address: ch.Address, Range: rangeOf(plan.DeclOf(r.desired, ch), paths),
 		Message: fmt.Sprintf("the server refuses this configuration: %s (JetStream error %d on the planned %s)%s",
 			apiErr.Description, apiErr.ErrCode, what, advice),
 	})

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 )
 
 // Error codes of refusals that come from the server's own JetStream limits.
@@ -63,14 +63,14 @@ func limitNote(l *model.ServerLimits, consumer bool, e *jsapi.Error) (note, fiel
 // server's (or the server's limits were lowered since it was made): a plan checked
 // against the declaration may then refuse what the server takes, or miss what it
 // refuses. Each finding points at the declared limit.
-func Contradictions(desired, live *model.Model) []*plan.Finding {
+func Contradictions(desired, live *model.Model) []*finding.Finding {
 	if desired == nil || live == nil || desired.ServerLimits == nil {
 		return nil
 	}
 	l := desired.ServerLimits
-	var out []*plan.Finding
+	var out []*finding.Finding
 	warn := func(addr, field, format string, args ...any) {
-		out = append(out, &plan.Finding{Code: CodeRefused, Severity: plan.SevWarning, Address: addr,
+		out = append(out, &finding.Finding{Code: finding.CodeServerRefuses, Severity: finding.SevWarning, Address: addr,
 			Range: rangeOf(l.Decl, []string{field}),
 			Message: fmt.Sprintf(format, args...) + fmt.Sprintf(": the server refuses that under the limit declared here, so the "+
 				"server's %s is not what natsplan { server_limits {} } says, or was lowered since; check the declaration "+

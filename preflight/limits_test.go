@@ -9,8 +9,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 )
 
 // declared returns server limits as a natsplan block at limits.hcl declares them, one
@@ -104,7 +104,7 @@ func TestContradictions(t *testing.T) {
 			d.ServerLimits = tc.limits
 			var got []string
 			for _, f := range Contradictions(d, live) {
-				if f.Code != CodeRefused || f.Severity != plan.SevWarning {
+				if f.Code != finding.CodeServerRefuses || f.Severity != finding.SevWarning {
 					t.Errorf("%s: %s %s, want an NP304 warning", f.Address, f.Code, f.Severity)
 				}
 				got = append(got, f.Address+" at "+f.Range)

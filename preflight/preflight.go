@@ -23,18 +23,16 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
-
-// CodeRefused is the finding for a change the server's own validation refuses.
-const CodeRefused = "NP304"
 
 // Result is what a check found and what it cost.
 type Result struct {
 	// Findings are the NP304 errors, one per refused change, after the NP304 warnings
 	// of Contradictions.
-	Findings []*plan.Finding
+	Findings []*finding.Finding
 	// Checked counts the changes sent to the private server.
 	Checked int
 	// Unchecked names changes that could not be checked, with why.
@@ -65,11 +63,11 @@ func Needed(p *plan.Plan) bool {
 func knownRefusals(p *plan.Plan) map[string]bool {
 	out := map[string]bool{}
 	for _, f := range p.Findings {
-		if f.Severity != plan.SevError {
+		if f.Severity != finding.SevError {
 			continue
 		}
 		switch f.Code {
-		case plan.CodeRefused, plan.CodeRewrite, plan.CodeOverlap:
+		case finding.CodeRefused, finding.CodeRewrite, finding.CodeOverlap:
 			out[f.Address] = true
 		}
 	}
@@ -99,14 +97,14 @@ func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Resu
 	res.Startup = time.Since(start)
 	r := &run{ctx: ctx, sh: sh, desired: desired, live: live, res: res,
 		present: map[string]bool{}, replicas: map[string]int{}, retention: map[string]server.RetentionPolicy{},
-		errored: knownRefusals(p), at: map[*plan.Finding]int{}}
+		errored: knownRefusals(p), at: map[*finding.Finding]int{}}
 	if err := r.restoreLive(p); err != nil {
 		return nil, err
 	}
 	if err := r.runSteps(p); err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(res.Findings, func(a, b *plan.Finding) int { return r.at[a] - r.at[b] })
+	slices.SortStableFunc(res.Findings, func(a, b *finding.Finding) int { return r.at[a] - r.at[b] })
 	slices.Sort(res.Unchecked)
 	return res, nil
 }
@@ -120,7 +118,7 @@ type run struct {
 
 	mu  sync.Mutex
 	res *Result
-	at  map[*plan.Finding]int // the plan index of each finding's change, for the order
+	at  map[*finding.Finding]int // the plan index of each finding's change, for the order
 	// present are the streams that exist in the shadow; replicas and retention are each
 	// stream's real values (the shadow holds every stream with one replica).
 	present   map[string]bool
@@ -159,7 +157,7 @@ func (r *run) unchecked(ch *plan.Change, why string) {
 	r.mu.Unlock()
 }
 
-func (r *run) found(i int, f *plan.Finding) {
+func (r *run) found(i int, f *finding.Finding) {
 	r.mu.Lock()
 	r.res.Findings = append(r.res.Findings, f)
 	r.at[f] = i

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -95,7 +96,7 @@ func TestCheckFindsAndCleansUp(t *testing.T) {
 		t.Fatalf("findings = %+v, want one", res.Findings)
 	}
 	f := res.Findings[0]
-	if f.Code != CodeRefused || f.Address != "stream.BAD" || f.Range != "c.hcl:3:3" || !strings.Contains(f.Message, "JetStream error 10052") {
+	if f.Code != finding.CodeServerRefuses || f.Address != "stream.BAD" || f.Range != "c.hcl:3:3" || !strings.Contains(f.Message, "JetStream error 10052") {
 		t.Fatalf("finding = %+v, want NP304 at max_age (c.hcl:3:3) naming 10052", f)
 	}
 	requireEmpty(t, tmp)
@@ -108,15 +109,15 @@ func TestCheckFindsAndCleansUp(t *testing.T) {
 func TestCheckSkipsErroredChanges(t *testing.T) {
 	isolateTemp(t)
 	for _, tc := range []struct {
-		code string
+		code finding.Code
 		want int
 	}{
-		{plan.CodeRefused, 0}, {plan.CodeRewrite, 0}, {plan.CodeOverlap, 0},
-		{"NP302", 1}, {plan.CodeAccountLimits, 1}, {"NP101", 1},
+		{finding.CodeRefused, 0}, {finding.CodeRewrite, 0}, {finding.CodeOverlap, 0},
+		{"NP302", 1}, {finding.CodeAccountLimits, 1}, {"NP101", 1},
 	} {
 		desired := desiredStream("BAD", server.StreamConfig{Subjects: []string{"bad.>"}, MaxAge: 50_000_000}, "max_age")
 		p := computePlan(t, desired, model.New())
-		p.Findings = append(p.Findings, &plan.Finding{Code: tc.code, Severity: plan.SevError, Address: "stream.BAD"})
+		p.Findings = append(p.Findings, &finding.Finding{Code: tc.code, Severity: finding.SevError, Address: "stream.BAD"})
 		res, err := Check(context.Background(), p, desired, model.New())
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/natsplan/natsplan/apply"
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
@@ -62,13 +63,13 @@ func TestBucketChangesFollowStreamFieldRules(t *testing.T) {
 			}
 			addr := kind + "." + bucket
 			if tc.refused != "" {
-				var found *plan.Finding
+				var found *finding.Finding
 				for _, f := range p.Findings {
-					if f.Code == plan.CodeRefused && f.Address == addr && strings.Contains(f.Message, tc.refused) {
+					if f.Code == finding.CodeRefused && f.Address == addr && strings.Contains(f.Message, tc.refused) {
 						found = f
 					}
 				}
-				if found == nil || found.Severity != plan.SevError {
+				if found == nil || found.Severity != finding.SevError {
 					t.Fatalf("no NP303 error naming %s for %s; findings: %s", tc.refused, addr, findings(p))
 				}
 				if found.Range == "" {
@@ -132,7 +133,7 @@ func planAgainst(t *testing.T, ctx context.Context, c *jsapi.Client, desired *mo
 func findings(p *plan.Plan) string {
 	var out []string
 	for _, f := range p.Findings {
-		out = append(out, f.Code+" "+f.Address+": "+f.Message)
+		out = append(out, string(f.Code)+" "+f.Address+": "+f.Message)
 	}
 	return strings.Join(out, "; ")
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 )
 
 // judge holds what the conditions read while they are checked.
@@ -57,9 +57,9 @@ func conditions(desired *model.Model, r *Report, cur *Sample, th Thresholds) []*
 	return j.out
 }
 
-func (j *judge) add(code string, sev plan.Severity, addr string, r hcl.Range, counters map[string]any, fix, format string, args ...any) {
+func (j *judge) add(code finding.Code, sev finding.Severity, addr string, r hcl.Range, counters map[string]any, fix, format string, args ...any) {
 	j.out = append(j.out, &Finding{
-		Finding:  plan.Finding{Code: code, Severity: sev, Address: addr, Message: fmt.Sprintf(format, args...), Range: (&model.Decl{Range: r}).String()},
+		Finding:  finding.Finding{Code: code, Severity: sev, Address: addr, Message: fmt.Sprintf(format, args...), Range: (&model.Decl{Range: r}).String()},
 		Fix:      fix,
 		Counters: counters,
 	})
@@ -70,9 +70,9 @@ func (j *judge) add(code string, sev plan.Severity, addr string, r hcl.Range, co
 func (j *judge) fieldRange(c *Consumer, path string) hcl.Range {
 	if g := groupOf(j.desired, c.Group); g != nil {
 		if strings.HasPrefix(path, "workers.") {
-			return plan.GroupRange(g, path)
+			return g.FieldRange(path)
 		}
-		return plan.GroupRange(g, "consumer."+path)
+		return g.FieldRange("consumer." + path)
 	}
 	if d := j.desired.Consumers[model.ConsumerKey{Stream: c.Stream, Name: c.Name}]; d != nil {
 		return d.Decl.FieldRange(path)
@@ -108,7 +108,7 @@ func (j *judge) pool(c *Consumer) {
 			counters["fetch_batch"] = w.FetchBatch
 			fix = fmt.Sprintf("make every fetch fit the pool: with fetch_batch = %d and %d workers, set max_ack_pending to at least %d, or lower fetch_batch", w.FetchBatch, max(w.Count, 1), max(w.Count, 1)*w.FetchBatch)
 		}
-		j.add(CodeParkedPulls, plan.SevError, c.Address, j.fieldRange(c, "workers.fetch_batch"), counters, fix,
+		j.add(CodeParkedPulls, finding.SevError, c.Address, j.fieldRange(c, "workers.fetch_batch"), counters, fix,
 			"%d pull request(s) parked while the in-flight pool is full (%d/%d) and %d message(s) wait: each request waits out its expiry for messages the pool will not hand out (the fetch-batch trap)",
 			c.NumWaiting, c.NumAckPending, c.MaxAckPending, c.NumPending)
 		return
@@ -118,7 +118,7 @@ func (j *judge) pool(c *Consumer) {
 		want := w.Count * max(w.FetchBatch, 1)
 		fix = fmt.Sprintf("raise max_ack_pending to %d (workers.count %d × fetch_batch %d) so every worker has work; if order matters per key, partition with a subject_mapping instead", want, w.Count, max(w.FetchBatch, 1))
 	}
-	j.add(CodePoolSaturated, plan.SevWarning, c.Address, j.fieldRange(c, "max_ack_pending"), counters, fix,
+	j.add(CodePoolSaturated, finding.SevWarning, c.Address, j.fieldRange(c, "max_ack_pending"), counters, fix,
 		"in-flight pool saturated: %d/%d messages in flight while %d wait, so workers take turns whatever their number",
 		c.NumAckPending, c.MaxAckPending, c.NumPending)
 }
@@ -143,7 +143,7 @@ func (j *judge) redeliveries(c *Consumer) {
 	if c.DeadLetter == "" && maxDeliver > 0 {
 		fix += fmt.Sprintf("; after %d deliveries a message is dropped from processing: add dead_letter {} to keep it", maxDeliver)
 	}
-	j.add(CodeRedeliveries, plan.SevWarning, c.Address, j.fieldRange(c, "ack_wait"), counters, fix,
+	j.add(CodeRedeliveries, finding.SevWarning, c.Address, j.fieldRange(c, "ack_wait"), counters, fix,
 		"%d message(s) in flight were delivered more than once: handlers take longer than ack_wait %s, crash, or nak",
 		c.NumRedelivered, ackWait)
 }
@@ -167,7 +167,7 @@ func (j *judge) reportIdle(group string, cs []*Consumer) {
 	const fix = "start the workers (or find why they stopped: crashed, lost their connection, pulling another consumer's name)"
 	if group == "" || len(cs) == 1 {
 		for _, c := range cs {
-			j.add(CodeNobodyPulls, plan.SevError, c.Address, j.fieldRange(c, "workers.count"),
+			j.add(CodeNobodyPulls, finding.SevError, c.Address, j.fieldRange(c, "workers.count"),
 				map[string]any{"num_pending": c.NumPending, "num_ack_pending": 0, "num_waiting": 0, "idle": j.idleFor(c)}, fix,
 				"%d message(s) wait and nobody pulls: no pull request parked, nothing in flight, %s", c.NumPending, j.idleFor(c))
 		}
@@ -182,9 +182,9 @@ func (j *judge) reportIdle(group string, cs []*Consumer) {
 	}
 	var r hcl.Range
 	if g != nil {
-		r = plan.GroupRange(g, "workers.count")
+		r = g.FieldRange("workers.count")
 	}
-	j.add(CodeNobodyPulls, plan.SevError, group, r,
+	j.add(CodeNobodyPulls, finding.SevError, group, r,
 		map[string]any{"num_pending": pending, "consumers": names}, fix,
 		"%d message(s) wait on %d consumer(s) of the group and nobody pulls them: %s", pending, len(cs), strings.Join(names, ", "))
 }
@@ -237,9 +237,9 @@ func (j *judge) hotLane(g *Group, r *Report) {
 	dg := groupOf(j.desired, g.Address)
 	var rng hcl.Range
 	if dg != nil {
-		rng = plan.GroupRange(dg, "mapping")
+		rng = dg.FieldRange("mapping")
 	}
-	j.add(CodeHotLane, plan.SevWarning, g.Address, rng, counters,
+	j.add(CodeHotLane, finding.SevWarning, g.Address, rng, counters,
 		"find the hot key (natsplan partition SUBJECT tells which lane a subject lands in); spread it with a finer key, or more partitions if several keys share the lane; per-key order means one key never goes faster than one worker",
 		"lane %s is far behind: %d message(s) pending or in flight, %s — a hot key", hot.Name, top, skew)
 }
@@ -259,7 +259,7 @@ func (j *judge) deadLetters(d *DeadLetter) {
 	if dl := j.deadLetterDecl(d.Stream); dl != nil {
 		rng = dl.Range
 	}
-	j.add(CodeDeadLetters, plan.SevWarning, d.Address, rng, counters,
+	j.add(CodeDeadLetters, finding.SevWarning, d.Address, rng, counters,
 		fmt.Sprintf("read the advisories in %s (each names the stream sequence of the message given up on), fix the cause, republish or discard, then purge the stream", d.Stream),
 		"dead-letter stream %s holds %d message(s)%s, from %s", d.Stream, d.Msgs, newest, strings.Join(d.For, ", "))
 }
@@ -335,7 +335,7 @@ func (j *judge) fanOut(r *Report) {
 				addr = d.Group
 			}
 		}
-		j.add(CodeRuntimeFanOut, plan.SevError, addr, rng,
+		j.add(CodeRuntimeFanOut, finding.SevError, addr, rng,
 			map[string]any{"stream": k.stream, "filter": filter, "consumers": names, "declared": len(declared)},
 			"have every worker bind the declared durable by its name instead of creating its own (worker-<pid>), then delete the extra consumers",
 			"%d live consumer(s) outside the files read %s of stream %s, as per-process durables do: %s; each gets every message, so work is done once per consumer",

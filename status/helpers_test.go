@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/natsplan/natsplan/internal/embedded"
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/seed"
 	"github.com/natsplan/natsplan/internal/testsrv"
@@ -190,15 +191,15 @@ func fingerprint(r *status.Report) string {
 	return b.String()
 }
 
-func codes(r *status.Report) map[string][]*status.Finding {
-	out := map[string][]*status.Finding{}
+func codes(r *status.Report) map[finding.Code][]*status.Finding {
+	out := map[finding.Code][]*status.Finding{}
 	for _, f := range r.Findings {
 		out[f.Code] = append(out[f.Code], f)
 	}
 	return out
 }
 
-func has(code string) func(*status.Report) bool {
+func has(code finding.Code) func(*status.Report) bool {
 	return func(r *status.Report) bool { return len(codes(r)[code]) > 0 }
 }
 

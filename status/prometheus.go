@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/natsplan/natsplan/internal/finding"
 )
 
 // Prometheus writes r in the Prometheus text exposition format: gauges per consumer,
@@ -62,17 +64,17 @@ func Prometheus(w io.Writer, r *Report) error {
 			p.sample("natsplan_dead_letter_messages", [][2]string{{"stream", d.Stream}}, float64(d.Msgs))
 		}
 	}
-	counts := map[string]int{}
+	counts := map[finding.Code]int{}
 	for _, f := range r.Findings {
 		counts[f.Code]++
 	}
 	p.family("natsplan_condition", "How many findings of each live condition code hold (docs/rules/<code>.md).", "gauge")
 	for _, code := range Codes {
-		p.sample("natsplan_condition", [][2]string{{"code", code}}, float64(counts[code]))
+		p.sample("natsplan_condition", [][2]string{{"code", string(code)}}, float64(counts[code]))
 	}
 	p.family("natsplan_finding", "1 for each finding that holds, by code, severity and address.", "gauge")
 	for _, f := range r.Findings {
-		p.sample("natsplan_finding", [][2]string{{"code", f.Code}, {"severity", string(f.Severity)}, {"address", f.Address}}, 1)
+		p.sample("natsplan_finding", [][2]string{{"code", string(f.Code)}, {"severity", string(f.Severity)}, {"address", f.Address}}, 1)
 	}
 	_, err := w.Write(p.b.Bytes())
 	return err

@@ -9,8 +9,8 @@ package status
 import (
 	"time"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
-	"github.com/natsplan/natsplan/plan"
 )
 
 // FormatVersion is the version of the status document.
@@ -18,18 +18,18 @@ const FormatVersion = "1"
 
 // The live condition codes; each has a page docs/rules/<code>.md.
 const (
-	CodePoolSaturated = "NP501"
-	CodeRedeliveries  = "NP502"
-	CodeHotLane       = "NP503"
-	CodeNobodyPulls   = "NP504"
-	CodeDeadLetters   = "NP505"
-	CodeRuntimeFanOut = "NP506"
-	CodeParkedPulls   = "NP507"
+	CodePoolSaturated finding.Code = "NP501"
+	CodeRedeliveries  finding.Code = "NP502"
+	CodeHotLane       finding.Code = "NP503"
+	CodeNobodyPulls   finding.Code = "NP504"
+	CodeDeadLetters   finding.Code = "NP505"
+	CodeRuntimeFanOut finding.Code = "NP506"
+	CodeParkedPulls   finding.Code = "NP507"
 )
 
 // Codes lists every live condition code in order: the prometheus output writes a
 // gauge for each, zero when it does not hold, so an alert has a series to watch.
-var Codes = []string{CodePoolSaturated, CodeRedeliveries, CodeHotLane, CodeNobodyPulls, CodeDeadLetters, CodeRuntimeFanOut, CodeParkedPulls}
+var Codes = []finding.Code{CodePoolSaturated, CodeRedeliveries, CodeHotLane, CodeNobodyPulls, CodeDeadLetters, CodeRuntimeFanOut, CodeParkedPulls}
 
 // Thresholds are the judgements a condition needs; the defaults are documented in
 // docs/commands/status.md.
@@ -189,7 +189,7 @@ type Rates struct {
 // Finding is a condition that holds: the plan's finding shape, with the counters that
 // prove it and what to change.
 type Finding struct {
-	plan.Finding
+	finding.Finding
 	Fix string `json:"fix"`
 	// Counters are the numbers the condition was judged on, by their server names.
 	Counters map[string]any `json:"counters"`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/status"
 )
 
@@ -81,7 +82,7 @@ func TestConditions(t *testing.T) {
 		src  string
 		th   status.Thresholds
 		act  func(e *env) []jetstream.Msg // messages held (unacked) until the check
-		code string
+		code finding.Code
 		addr string
 		decl string // the file:line the finding points at ("" when not checked)
 		// until is what to wait for besides the finding: the server counts some
@@ -256,7 +257,7 @@ func TestConditions(t *testing.T) {
 				c.check(t, f, r)
 			}
 			out := text(t, r)
-			if !strings.Contains(out, c.code) || !strings.Contains(out, "fix: ") || !strings.Contains(out, "counters: ") {
+			if !strings.Contains(out, string(c.code)) || !strings.Contains(out, "fix: ") || !strings.Contains(out, "counters: ") {
 				t.Errorf("text lacks the finding:\n%s", out)
 			}
 			_ = held

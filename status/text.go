@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan/render"
 )
 
@@ -121,7 +121,7 @@ func Text(w io.Writer, r *Report, color bool) error {
 	if len(r.Findings) > 0 {
 		b.WriteString("\n")
 		for _, f := range r.Findings {
-			if err := render.Findings(&b, []*plan.Finding{&f.Finding}, color); err != nil {
+			if err := render.Findings(&b, []*finding.Finding{&f.Finding}, color); err != nil {
 				return err
 			}
 			fmt.Fprintf(&b, "    counters: %s\n", counterText(f.Counters))

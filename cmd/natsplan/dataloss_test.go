@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -161,7 +162,7 @@ func TestDataLossNeedsTheFlag(t *testing.T) {
 				if f.Code == "NP302" {
 					np302 = append(np302, f.Message)
 					// A consumer no longer declared has no attribute to point at.
-					if f.Severity != plan.SevError || f.Overridable != plan.OverrideDataLoss || (f.Range == "") != (changeOf(p, f.Address).Action == plan.ActDelete) {
+					if f.Severity != finding.SevError || f.Overridable != finding.OverrideDataLoss || (f.Range == "") != (changeOf(p, f.Address).Action == plan.ActDelete) {
 						t.Errorf("NP302 %+v: want an error --allow-data-loss accepts, at the attribute", f)
 					}
 				}
@@ -258,10 +259,10 @@ stream "KEEP" {
 	}
 }
 
-func codes(fs []*plan.Finding) []string {
+func codes(fs []*finding.Finding) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, f.Code+" "+f.Address)
+		out = append(out, string(f.Code)+" "+f.Address)
 	}
 	return out
 }

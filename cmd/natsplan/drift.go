@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
 )
@@ -59,12 +60,7 @@ func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
 	if err != nil {
 		return err
 	}
-	var errs []*plan.Finding
-	for _, fd := range p.Findings {
-		if fd.Severity == plan.SevError {
-			errs = append(errs, fd)
-		}
-	}
+	errs := finding.Errors(p.Findings)
 	if len(errs) > 0 {
 		if err := render.Findings(f.IO.ErrOut, errs, f.IO.StderrTTY && !f.Global.NoColor); err != nil {
 			return err

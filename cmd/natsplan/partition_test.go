@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/subject"
 	"github.com/natsplan/natsplan/internal/testsrv"
@@ -44,7 +45,7 @@ func TestValidateInvalidExamples(t *testing.T) {
 			var wants []string
 			for i, line := range strings.Split(string(b), "\n") {
 				m := marker.FindStringSubmatch(line)
-				if m == nil || m[2] == plan.CodeRepartition {
+				if m == nil || finding.Code(m[2]) == finding.CodeRepartition {
 					continue
 				}
 				if m[1] == "ERROR" {

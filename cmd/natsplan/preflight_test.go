@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/testsrv"
-	"github.com/natsplan/natsplan/plan"
 )
 
 // refusal is a configuration the server refuses. The line that causes it ends with
@@ -622,7 +622,7 @@ func expectRefused(t *testing.T, url string, nc *nats.Conn, tc refusal) {
 			t.Fatalf("validate exit %d, want 1\n%s\n%s", exit, out, errOut)
 		}
 		var doc struct {
-			Findings []*plan.Finding `json:"findings"`
+			Findings []*finding.Finding `json:"findings"`
 		}
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("validate --format json: %v\n%s", err, out)
@@ -650,15 +650,15 @@ func errorMarker(t *testing.T, src string) (code string, line int, serverCode st
 
 // requireFinding fails unless findings hold an error with code at line whose message
 // names the server's error code.
-func requireFinding(t *testing.T, what string, findings []*plan.Finding, code string, line int, serverCode string) {
+func requireFinding(t *testing.T, what string, findings []*finding.Finding, code string, line int, serverCode string) {
 	t.Helper()
 	var got []string
 	for _, f := range findings {
-		if f.Severity != plan.SevError {
+		if f.Severity != finding.SevError {
 			continue
 		}
 		got = append(got, fmt.Sprintf("%s %s %s", f.Code, f.Range, f.Message))
-		if f.Code == code && strings.Contains(f.Range, fmt.Sprintf(".hcl:%d:", line)) &&
+		if string(f.Code) == code && strings.Contains(f.Range, fmt.Sprintf(".hcl:%d:", line)) &&
 			(serverCode == "-" || strings.Contains(f.Message, "JetStream error "+serverCode)) {
 			return
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
@@ -55,10 +56,8 @@ func runValidate(ctx context.Context, f *Factory, o *validateOptions) error {
 	} else {
 		render.Findings(f.IO.ErrOut, findings, f.IO.StderrTTY && !f.Global.NoColor)
 	}
-	for _, fd := range findings {
-		if fd.Severity == plan.SevError {
-			return silentExit(exitError)
-		}
+	if finding.HasErrors(findings) {
+		return silentExit(exitError)
 	}
 	if o.Format != "json" {
 		fmt.Fprintf(f.IO.Out, "Valid: %d files, %d streams, %d consumers.\n", len(desired.Files), len(desired.Streams), len(desired.Consumers))
@@ -70,7 +69,7 @@ func runValidate(ctx context.Context, f *Factory, o *validateOptions) error {
 // plan.Validate does, and proves those creates against the server's own validation on
 // a private server: with no target there are no account limits or cluster size to
 // check, and nothing live to recreate.
-func validateFindings(ctx context.Context, desired *model.Model) ([]*plan.Finding, error) {
+func validateFindings(ctx context.Context, desired *model.Model) ([]*finding.Finding, error) {
 	empty := model.New()
 	p, err := plan.ComputeContext(ctx, desired, empty, plan.Options{})
 	if err != nil {

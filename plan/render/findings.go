@@ -4,19 +4,19 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/internal/finding"
 )
 
 // Findings writes findings the way compilers write diagnostics, one per line,
 // "file:line:col: error NP101: message [address]", so editors and CI annotate the line.
-func Findings(w io.Writer, fs []*plan.Finding, color bool) error {
+func Findings(w io.Writer, fs []*finding.Finding, color bool) error {
 	t := &textWriter{color: color}
 	for _, f := range fs {
 		col := ansiRed
 		switch f.Severity {
-		case plan.SevWarning:
+		case finding.SevWarning:
 			col = ansiYel
-		case plan.SevInfo:
+		case finding.SevInfo:
 			col = ansiBold
 		}
 		prefix := f.Range
@@ -33,16 +33,16 @@ func Findings(w io.Writer, fs []*plan.Finding, color bool) error {
 }
 
 // FindingsJSON writes the findings of validate as one JSON document.
-func FindingsJSON(w io.Writer, fs []*plan.Finding) error {
+func FindingsJSON(w io.Writer, fs []*finding.Finding) error {
 	doc := struct {
-		Valid    bool            `json:"valid"`
-		Findings []*plan.Finding `json:"findings"`
+		Valid    bool               `json:"valid"`
+		Findings []*finding.Finding `json:"findings"`
 	}{Valid: true, Findings: fs}
 	if doc.Findings == nil {
-		doc.Findings = []*plan.Finding{}
+		doc.Findings = []*finding.Finding{}
 	}
 	for _, f := range fs {
-		if f.Severity == plan.SevError {
+		if f.Severity == finding.SevError {
 			doc.Valid = false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -18,7 +19,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 		doc.Changes = []*plan.Change{}
 	}
 	if doc.Findings == nil {
-		doc.Findings = []*plan.Finding{}
+		doc.Findings = []*finding.Finding{}
 	}
 	if doc.Drift == nil {
 		doc.Drift = []*plan.Drift{}

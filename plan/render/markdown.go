@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -35,9 +36,9 @@ func markdownDoc(p *plan.Plan, limit int) string {
 	destructive := destructiveChanges(p)
 	b.WriteString(mdDestructive(destructive, limit-b.Len()-mdTailReserve))
 
-	var errs, warns []*plan.Finding
+	var errs, warns []*finding.Finding
 	for _, f := range p.Findings {
-		if f.Severity == plan.SevError {
+		if f.Severity == finding.SevError {
 			errs = append(errs, f)
 		} else {
 			warns = append(warns, f)
@@ -259,7 +260,7 @@ func mdSection(sec mdSpec, budget int) string {
 	return b.String()
 }
 
-func mdFindingLines(fs []*plan.Finding) []string {
+func mdFindingLines(fs []*finding.Finding) []string {
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {
 		where := ""

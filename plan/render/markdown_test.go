@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -201,7 +202,7 @@ func bigPlan(creates, updates, deletes, replaces int, sequential bool, reason st
 		}
 	}
 	for i := range 300 {
-		p.Findings = append(p.Findings, &plan.Finding{Code: "NP102", Severity: plan.SevWarning,
+		p.Findings = append(p.Findings, &finding.Finding{Code: "NP102", Severity: finding.SevWarning,
 			Address: fmt.Sprintf("consumer_group.g%d", i), Message: "4 workers x fetch_batch 100 > max_ack_pending 100: workers idle"})
 	}
 	for i := range 300 {
@@ -218,10 +219,10 @@ func markdownEmptyPlan() *plan.Plan {
 
 func markdownRefusedPlan() *plan.Plan {
 	p := markdownEmptyPlan()
-	p.Findings = []*plan.Finding{
-		{Code: "NP101", Severity: plan.SevError, Address: "consumer_group.fulfilment", Range: "shop.hcl:31:5",
+	p.Findings = []*finding.Finding{
+		{Code: "NP101", Severity: finding.SevError, Address: "consumer_group.fulfilment", Range: "shop.hcl:31:5",
 			Message: "fetch_batch 100 > max_ack_pending 50: each fetch waits out its timeout; lower fetch_batch to 50"},
-		{Code: "NP303", Severity: plan.SevError, Address: "stream.ORDERS", Range: "shop.hcl:3:3",
+		{Code: "NP303", Severity: finding.SevError, Address: "stream.ORDERS", Range: "shop.hcl:3:3",
 			Message: "storage can not change after creation:\ncreate a new stream and source the old one into it"},
 	}
 	// The refused change is listed, blocked, with every difference.
@@ -264,10 +265,10 @@ func markdownMixedPlan() *plan.Plan {
 			Reason: "no longer declared; its stream is deleted too"},
 	}
 	p.Summary = plan.Summary{Create: 1, Update: 4, Delete: 2, Replace: 1, Adopt: 1}
-	p.Findings = []*plan.Finding{
-		{Code: "NP301", Severity: plan.SevError, Address: "stream.OLD_ORDERS", Overridable: "allow-data-loss",
+	p.Findings = []*finding.Finding{
+		{Code: "NP301", Severity: finding.SevError, Address: "stream.OLD_ORDERS", Overridable: "allow-data-loss",
 			Message: "deleting stream OLD_ORDERS loses 1200 messages: apply with --allow-data-loss"},
-		{Code: "NP108", Severity: plan.SevWarning, Address: "consumer.ORDERS.audit", Range: "shop.hcl:20:3",
+		{Code: "NP108", Severity: finding.SevWarning, Address: "consumer.ORDERS.audit", Range: "shop.hcl:20:3",
 			Message: "max_deliver is set with no dead_letter: messages vanish silently"},
 	}
 	p.Unmanaged = []*plan.Object{
@@ -311,7 +312,7 @@ func TestMarkdownHugeItems(t *testing.T) {
 		p.Changes = append(p.Changes, &plan.Change{Address: fmt.Sprintf("stream.S%d", i), Kind: "stream",
 			Action: plan.ActUpdate, Fields: []*plan.FieldChange{{Path: "description", Before: "", After: huge[:10_000]}}})
 	}
-	p.Findings = []*plan.Finding{{Code: "NP303", Severity: plan.SevError, Address: "stream.S1", Message: huge}}
+	p.Findings = []*finding.Finding{{Code: "NP303", Severity: finding.SevError, Address: "stream.S1", Message: huge}}
 	var buf bytes.Buffer
 	if err := Markdown(&buf, p); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -170,9 +171,9 @@ func (t *textWriter) fieldLine(f *plan.FieldChange, a plan.Action, col string) {
 	t.line("      %s %s: %s -> %s%s", t.paint(col, "~"), f.Path, textValue(f.Path, f.Before), textValue(f.Path, f.After), note)
 }
 
-func (t *textWriter) findings(fs []*plan.Finding) {
-	for _, sev := range []plan.Severity{plan.SevError, plan.SevWarning, plan.SevInfo} {
-		var list []*plan.Finding
+func (t *textWriter) findings(fs []*finding.Finding) {
+	for _, sev := range []finding.Severity{finding.SevError, finding.SevWarning, finding.SevInfo} {
+		var list []*finding.Finding
 		for _, f := range fs {
 			if f.Severity == sev {
 				list = append(list, f)
@@ -183,16 +184,16 @@ func (t *textWriter) findings(fs []*plan.Finding) {
 		}
 		title, col := "Errors", ansiRed
 		switch sev {
-		case plan.SevWarning:
+		case finding.SevWarning:
 			title, col = "Warnings", ansiYel
-		case plan.SevInfo:
+		case finding.SevInfo:
 			title, col = "Notes", ansiBold
 		}
 		t.line("")
 		t.line("%s:", t.paint(col+ansiBold, title))
 		for _, f := range list {
 			where := strings.TrimSpace(f.Address + " " + f.Range)
-			t.line("  %s %s %s", t.paint(col, f.Code), sev, where)
+			t.line("  %s %s %s", t.paint(col, string(f.Code)), sev, where)
 			t.line("      %s", f.Message)
 			if f.Overridable != "" {
 				t.line("      (apply --%s accepts it)", f.Overridable)
@@ -226,7 +227,7 @@ func (t *textWriter) summary(p *plan.Plan) {
 	seen := map[string]bool{}
 	errs := 0
 	for _, f := range p.Findings {
-		if f.Severity != plan.SevError {
+		if f.Severity != finding.SevError {
 			continue
 		}
 		errs++

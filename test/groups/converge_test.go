@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/natsplan/natsplan/apply"
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
@@ -63,10 +64,10 @@ func TestOrdersConvergesAndRepartitions(t *testing.T) {
 		p, _ := planAgainst(ctx, t, api, src)
 		got204 := false
 		for _, f := range p.Findings {
-			if f.Severity == plan.SevError {
+			if f.Severity == finding.SevError {
 				t.Fatalf("%s partitions: error finding %s %s", st.partitions, f.Code, f.Message)
 			}
-			got204 = got204 || f.Code == plan.CodeRepartition
+			got204 = got204 || f.Code == finding.CodeRepartition
 		}
 		if got204 != st.np204 {
 			t.Fatalf("%s partitions: NP204 reported %v, want %v", st.partitions, got204, st.np204)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/natsplan/natsplan/apply"
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/plan"
@@ -42,12 +43,12 @@ func TestRepartitionWaitsForDrainedLanes(t *testing.T) {
 		name    string
 		drain   bool
 		opts    apply.Options
-		sev     plan.Severity
+		sev     finding.Severity
 		refused bool
 	}{
-		{"a lane holds a message: refused", false, apply.Options{AllowDelete: true}, plan.SevError, true},
-		{"a lane holds a message: --allow-reorder accepts", false, apply.Options{AllowDelete: true, AllowReorder: true}, plan.SevError, false},
-		{"drained: a warning", true, apply.Options{AllowDelete: true}, plan.SevWarning, false},
+		{"a lane holds a message: refused", false, apply.Options{AllowDelete: true}, finding.SevError, true},
+		{"a lane holds a message: --allow-reorder accepts", false, apply.Options{AllowDelete: true, AllowReorder: true}, finding.SevError, false},
+		{"drained: a warning", true, apply.Options{AllowDelete: true}, finding.SevWarning, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -56,9 +57,9 @@ func TestRepartitionWaitsForDrainedLanes(t *testing.T) {
 				mustRequest(ctx, t, api, "STREAM.PURGE.ORDERS")
 			}
 			p, _ := planAgainst(ctx, t, api, twelve)
-			var np204 *plan.Finding
+			var np204 *finding.Finding
 			for _, f := range p.Findings {
-				if f.Code == plan.CodeRepartition {
+				if f.Code == finding.CodeRepartition {
 					np204 = f
 				}
 			}
@@ -68,7 +69,7 @@ func TestRepartitionWaitsForDrainedLanes(t *testing.T) {
 			if !strings.Contains(np204.Message, "fulfilment-0 ") || !strings.Contains(np204.Message, "in flight") {
 				t.Errorf("NP204 does not show the lanes' counters: %s", np204.Message)
 			}
-			if c.sev == plan.SevError && np204.Overridable != plan.OverrideReorder {
+			if c.sev == finding.SevError && np204.Overridable != plan.OverrideReorder {
 				t.Errorf("NP204 error overridable by %q, want %q", np204.Overridable, plan.OverrideReorder)
 			}
 			res, err := apply.Run(ctx, api, p, c.opts)

@@ -12,11 +12,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/plan"
 )
 
 // requireFinding fails unless the invariants report code on the env's model.
-func (e *env) requireFinding(code string) {
+func (e *env) requireFinding(code finding.Code) {
 	e.t.Helper()
 	for _, f := range plan.CheckInvariants(e.m, nil) {
 		if f.Code == code {
@@ -31,7 +32,7 @@ func (e *env) requireFinding(code string) {
 func TestFanOutProcessesEveryMessageOncePerWorker(t *testing.T) {
 	const msgs = 20
 	e := setup(t, "", "../../examples/invalid/NP103-per-process-durables.hcl")
-	e.requireFinding(plan.CodeFanOut)
+	e.requireFinding(finding.CodeFanOut)
 	durables := []string{"worker-1", "worker-2"}
 	e.publish(created(msgs))
 
@@ -70,7 +71,7 @@ func TestFanOutProcessesEveryMessageOncePerWorker(t *testing.T) {
 // request is held until it expires and ends with 408 Request Timeout.
 func TestFetchAboveAckPendingWaitsForExpiry(t *testing.T) {
 	e := setup(t, "", "../../examples/invalid/NP101-fetch-batch-above-ack-pending.hcl")
-	e.requireFinding(plan.CodeFetchAboveAckPending)
+	e.requireFinding(finding.CodeFetchAboveAckPending)
 	g := e.m.Groups["email"]
 	maxp := e.m.Consumers[consumerKey("ORDERS", "email")].Config.MaxAckPending
 	e.publish(created(3 * maxp))
