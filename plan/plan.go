@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/model"
 )
 
 // FormatVersion is the version of the plan document.
@@ -168,4 +169,25 @@ type LockSpec struct {
 	Project string `json:"project"`
 	Bucket  string `json:"bucket,omitempty"`
 	TTL     string `json:"ttl,omitempty"`
+}
+
+// Touched returns the streams and consumers the plan's changes act on.
+func (p *Plan) Touched() (streams []string, consumers []model.ConsumerKey) {
+	seenS := map[string]bool{}
+	seenC := map[model.ConsumerKey]bool{}
+	for _, c := range p.Changes {
+		if c.Kind == KindConsumer {
+			k := model.ConsumerKey{Stream: c.Stream, Name: c.Name}
+			if !seenC[k] {
+				seenC[k] = true
+				consumers = append(consumers, k)
+			}
+			continue
+		}
+		if !seenS[c.Name] {
+			seenS[c.Name] = true
+			streams = append(streams, c.Name)
+		}
+	}
+	return streams, consumers
 }

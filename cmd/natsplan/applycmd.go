@@ -21,6 +21,7 @@ import (
 	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
+	"github.com/natsplan/natsplan/planfile"
 )
 
 type applyOptions struct {
@@ -87,7 +88,7 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 // reported as a plan, not as an HCL syntax error).
 func planFileArg(args []string) string {
 	for _, a := range args {
-		if plan.IsPlanFile(a) || strings.HasSuffix(a, ".json") {
+		if planfile.IsPlanFile(a) || strings.HasSuffix(a, ".json") {
 			return a
 		}
 	}
@@ -114,7 +115,7 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		err     error
 	)
 	if o.PlanFile != "" {
-		if p, err = plan.ReadFile(o.PlanFile); err != nil {
+		if p, err = planfile.ReadFile(o.PlanFile); err != nil {
 			return &exitErr{Code: exitError, Err: err}
 		}
 		// Without --server, $NATS_URL or a context naming a server, the plan's own
@@ -343,7 +344,7 @@ func (f *Factory) verifySavedPlan(ctx context.Context, name string, p *plan.Plan
 }
 
 func writePlanFile(name string, p *plan.Plan) error {
-	data, err := plan.Marshal(p)
+	data, err := planfile.Marshal(p)
 	if err != nil {
 		return err
 	}

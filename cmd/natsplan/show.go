@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/planfile"
 )
 
 func newCmdShow(f *Factory) *cobra.Command {
@@ -17,7 +17,7 @@ func newCmdShow(f *Factory) *cobra.Command {
 			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
 				return err
 			}
-			p, err := plan.ReadFile(args[0])
+			p, err := planfile.ReadFile(args[0])
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,7 @@
-package plan
+// Package planfile saves and reads plan documents: the JSON a reviewer reads and
+// apply runs, with a checksum so that an edited plan is refused. It is the only place
+// plans meet the file system; package plan itself never does I/O.
+package planfile
 
 import (
 	"bytes"
@@ -9,12 +12,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/plan"
 )
 
 // Marshal returns the plan document as indented JSON with its checksum set, so that
 // an edit of a saved plan is detected before it is applied.
-func Marshal(p *Plan) ([]byte, error) {
+func Marshal(p *plan.Plan) ([]byte, error) {
 	p.Checksum = ""
 	body, err := json.Marshal(p)
 	if err != nil {
@@ -40,7 +43,7 @@ func checksum(b []byte) string {
 
 // ReadFile reads a saved plan and checks that it is a natsplan plan of a format this
 // version understands and that nobody edited it.
-func ReadFile(name string) (*Plan, error) {
+func ReadFile(name string) (*plan.Plan, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, fmt.Errorf("read plan: %w", err)
@@ -49,11 +52,11 @@ func ReadFile(name string) (*Plan, error) {
 }
 
 // Unmarshal decodes a saved plan document (see ReadFile).
-func Unmarshal(name string, data []byte) (*Plan, error) {
+func Unmarshal(name string, data []byte) (*plan.Plan, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s is empty: a saved plan never is; if it came from an earlier CI step, that step (or the artifact download) failed: write one with `natsplan plan --out FILE`", name)
 	}
-	var p Plan
+	var p plan.Plan
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -62,8 +65,8 @@ func Unmarshal(name string, data []byte) (*Plan, error) {
 	if p.FormatVersion == "" {
 		return nil, fmt.Errorf("%s is not a natsplan plan file (no format_version): write one with `natsplan plan --out FILE`", name)
 	}
-	if p.FormatVersion != FormatVersion {
-		return nil, fmt.Errorf("%s has plan format %q; this natsplan reads format %q: plan again with this version", name, p.FormatVersion, FormatVersion)
+	if p.FormatVersion != plan.FormatVersion {
+		return nil, fmt.Errorf("%s has plan format %q; this natsplan reads format %q: plan again with this version", name, p.FormatVersion, plan.FormatVersion)
 	}
 	want := p.Checksum
 	p.Checksum = ""
@@ -96,25 +99,4 @@ func IsPlanFile(path string) bool {
 	head := make([]byte, 512)
 	n, _ := f.Read(head)
 	return bytes.HasPrefix(bytes.TrimSpace(head[:n]), []byte("{"))
-}
-
-// Touched returns the streams and consumers the plan's changes act on.
-func (p *Plan) Touched() (streams []string, consumers []model.ConsumerKey) {
-	seenS := map[string]bool{}
-	seenC := map[model.ConsumerKey]bool{}
-	for _, c := range p.Changes {
-		if c.Kind == "consumer" {
-			k := model.ConsumerKey{Stream: c.Stream, Name: c.Name}
-			if !seenC[k] {
-				seenC[k] = true
-				consumers = append(consumers, k)
-			}
-			continue
-		}
-		if !seenS[c.Name] {
-			seenS[c.Name] = true
-			streams = append(streams, c.Name)
-		}
-	}
-	return streams, consumers
 }
