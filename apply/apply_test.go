@@ -11,6 +11,7 @@ import (
 
 	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -27,7 +28,7 @@ func TestRunOrder(t *testing.T) {
 	seedStream(t, c, "MINE", `{"subjects":["mine.>"]}`)
 
 	kv := stream(plan.ActCreate, "KV_sessions", 1, `{"subjects":["$KV.sessions.>"],"max_msgs_per_subject":5,"allow_rollup_hdrs":true,"deny_delete":true,"allow_direct":true,"discard":"new"}`)
-	kv.Kind, kv.Address = kindKV, "kv.sessions"
+	kv.Kind, kv.Address = model.KindKV, "kv.sessions"
 	p := &plan.Plan{Changes: []*plan.Change{
 		kv,
 		stream(plan.ActAdopt, "MINE", 1, `{"subjects":["mine.>"],"metadata":{"natsplan.project":"shop"}}`),

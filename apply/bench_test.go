@@ -13,6 +13,7 @@ import (
 	"github.com/natsplan/natsplan/internal/embedded"
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/testsrv"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -126,7 +127,7 @@ func rawCreate(c *jsapi.Client, p *plan.Plan, par int) error {
 				defer wg.Done()
 				for ch := range work {
 					var err error
-					if ch.Kind == kindConsumer {
+					if ch.Kind == model.KindConsumer {
 						_, err = c.WriteConsumer(ctx, ch.Stream, ch.Name, ch.After, jsapi.ConsumerCreate)
 					} else {
 						_, err = c.CreateStream(ctx, ch.Name, ch.After)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -158,11 +159,11 @@ func checkChange(ch *plan.Change) error {
 		return fmt.Errorf("no name")
 	}
 	switch ch.Kind {
-	case kindConsumer:
+	case model.KindConsumer:
 		if ch.Stream == "" {
 			return fmt.Errorf("consumer without a stream")
 		}
-	case kindStream, kindKV, kindObjectStore:
+	case model.KindStream, model.KindKV, model.KindObjectStore:
 		if ch.Action == plan.ActReplace {
 			return fmt.Errorf("a %s is never replaced: its messages would be lost; plan again", ch.Kind)
 		}

@@ -11,20 +11,13 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
-)
-
-// The kinds of change a plan holds.
-const (
-	kindStream      = "stream"
-	kindKV          = "kv"
-	kindObjectStore = "object_store"
-	kindConsumer    = "consumer"
 )
 
 // execute sends one change to the server. KV buckets and object stores are streams.
 func execute(ctx context.Context, c *jsapi.Client, ch *plan.Change) error {
-	if ch.Kind == kindConsumer {
+	if ch.Kind == model.KindConsumer {
 		return executeConsumer(ctx, c, ch)
 	}
 	var err error

@@ -14,6 +14,7 @@ import (
 
 	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/internal/testsrv"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -27,7 +28,7 @@ func client(t testing.TB) *jsapi.Client {
 // stream is a stream change; cfg is the config JSON without the name.
 func stream(a plan.Action, name string, step int, cfg string, deps ...string) *plan.Change {
 	return &plan.Change{
-		Address: "stream." + name, Kind: kindStream, Name: name, Action: a, Step: step,
+		Address: "stream." + name, Kind: model.KindStream, Name: name, Action: a, Step: step,
 		After: withField(cfg, "name", name), DependsOn: deps,
 	}
 }
@@ -35,7 +36,7 @@ func stream(a plan.Action, name string, step int, cfg string, deps ...string) *p
 // consumer is a consumer change; cfg is the config JSON without the durable name.
 func consumer(a plan.Action, strm, name string, step int, cfg string, deps ...string) *plan.Change {
 	return &plan.Change{
-		Address: "consumer." + strm + "." + name, Kind: kindConsumer, Name: name, Stream: strm,
+		Address: "consumer." + strm + "." + name, Kind: model.KindConsumer, Name: name, Stream: strm,
 		Action: a, Step: step, After: withField(cfg, "durable_name", name), DependsOn: deps,
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -88,7 +89,7 @@ func deniedOp(err error) (string, *jsapi.PermissionError) {
 
 // ops are the API operations a change sends.
 func ops(ch *plan.Change) []string {
-	if ch.Kind == kindConsumer {
+	if ch.Kind == model.KindConsumer {
 		switch ch.Action {
 		case plan.ActDelete:
 			return []string{"CONSUMER.DELETE"}
@@ -113,7 +114,7 @@ func reread(ctx context.Context, c *jsapi.Client, ch *plan.Change) (bool, error)
 	ctx, cancel := context.WithTimeout(ctx, max(c.Timeout, MinRereadTimeout))
 	defer cancel()
 	var live any
-	if ch.Kind == kindConsumer {
+	if ch.Kind == model.KindConsumer {
 		info, err := c.ConsumerInfo(ctx, ch.Stream, ch.Name)
 		if err != nil {
 			return false, err

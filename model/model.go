@@ -47,14 +47,16 @@ var projectName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // metadata mark alike.
 func ValidProject(name string) bool { return projectName.MatchString(name) }
 
-// Kind is what a stream-backed object is to the user.
+// Kind is what an object is to the user: a stream-backed object (stream, kv,
+// object_store) or a consumer. Plan changes, drift and the renderers use these values.
 type Kind string
 
-// The kinds of stream-backed objects.
+// The kinds of objects.
 const (
 	KindStream      Kind = "stream"
 	KindKV          Kind = "kv"
 	KindObjectStore Kind = "object_store"
+	KindConsumer    Kind = "consumer"
 )
 
 // Decl is where an object was declared: the block's range and the range of every
@@ -229,8 +231,9 @@ type Model struct {
 
 	// Target describes the server read (live only).
 	Target *Target
-	// Offline lists objects the server listed but could not report (live only).
-	Offline []string
+	// Offline lists objects the server listed but could not report (live only), by
+	// address.
+	Offline []Offline
 	// Files are the configuration files read, in order (desired only).
 	Files []string
 }
@@ -370,6 +373,15 @@ type Workers struct {
 type DeadLetter struct {
 	Stream string
 	Decl   *Decl
+}
+
+// Offline is an object the server lists but can not report the config of: a peer is
+// down, or the object needs a newer server.
+type Offline struct {
+	// Address is the object's address: stream.NAME or consumer.STREAM.NAME.
+	Address string
+	// Reason is what the server said, or that the servers holding it did not answer.
+	Reason string
 }
 
 // New returns an empty model.

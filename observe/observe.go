@@ -4,15 +4,16 @@
 // Every stream and consumer of the account is read with STREAM.LIST and CONSUMER.LIST
 // (256 a page), the consumer lists of many streams concurrently. Configs are kept as
 // the server stored them; plan normalises. Objects the server lists but cannot report
-// (offline, or missing from a clustered list) are recorded in Model.Offline as
-// "<address>: <reason>" with address stream.<NAME> or consumer.<STREAM>.<NAME>, and
-// do not fail the read.
+// (offline, or missing from a clustered list) are recorded in Model.Offline with
+// their address (stream.<NAME> or consumer.<STREAM>.<NAME>) and the reason, and do not
+// fail the read.
 package observe
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -67,7 +68,7 @@ func Read(ctx context.Context, c *jsapi.Client, o Options) (*model.Model, error)
 	if err := readAllConsumers(ctx, c, m, o.parallelism(), o.want()); err != nil {
 		return nil, err
 	}
-	sort.Strings(m.Offline)
+	slices.SortFunc(m.Offline, func(a, b model.Offline) int { return cmp.Compare(a.Address, b.Address) })
 	return m, nil
 }
 
@@ -133,7 +134,7 @@ func readAllConsumers(ctx context.Context, c *jsapi.Client, m *model.Model, para
 
 // readConsumers pages through CONSUMER.LIST of one stream. gone reports that the
 // stream no longer exists.
-func readConsumers(ctx context.Context, c *jsapi.Client, stream string) (cons []*model.Consumer, offline []string, gone bool, err error) {
+func readConsumers(ctx context.Context, c *jsapi.Client, stream string) (cons []*model.Consumer, offline []model.Offline, gone bool, err error) {
 	seen := map[string]bool{}
 	for offset := 0; ; {
 		page, err := c.ListConsumers(ctx, stream, offset)
@@ -166,7 +167,7 @@ func readConsumers(ctx context.Context, c *jsapi.Client, stream string) (cons []
 
 // recordMissing appends the listed-but-unreported names to out and returns how many
 // of them were not seen before on this walk.
-func recordMissing(out *[]string, seen map[string]bool, missing []string, offline map[string]string, address func(string) string) int {
+func recordMissing(out *[]model.Offline, seen map[string]bool, missing []string, offline map[string]string, address func(string) string) int {
 	names := map[string]bool{}
 	for _, n := range missing {
 		names[n] = true
@@ -184,7 +185,7 @@ func recordMissing(out *[]string, seen map[string]bool, missing []string, offlin
 		if reason == "" {
 			reason = "no response from the servers that hold it"
 		}
-		*out = append(*out, address(n)+": "+reason)
+		*out = append(*out, model.Offline{Address: address(n), Reason: reason})
 	}
 	return fresh
 }

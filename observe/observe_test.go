@@ -262,7 +262,7 @@ func TestReadCancelled(t *testing.T) {
 }
 
 func TestRecordMissing(t *testing.T) {
-	var offline []string
+	var offline []model.Offline
 	seen := map[string]bool{"A": true, "B": true}
 	// B came back in streams and in missing (a clustered list does that when all of
 	// a stream's peers are offline); C is offline with a reason; D just did not answer.
@@ -270,10 +270,10 @@ func TestRecordMissing(t *testing.T) {
 	if fresh != 2 {
 		t.Errorf("fresh %d, want 2 (C and D; B was already counted)", fresh)
 	}
-	want := []string{
-		"stream.B: no response from the servers that hold it",
-		"stream.C: unsupported - required API level: 9, current API level: 5",
-		"stream.D: no response from the servers that hold it",
+	want := []model.Offline{
+		{Address: "stream.B", Reason: "no response from the servers that hold it"},
+		{Address: "stream.C", Reason: "unsupported - required API level: 9, current API level: 5"},
+		{Address: "stream.D", Reason: "no response from the servers that hold it"},
 	}
 	if diff := cmp.Diff(want, offline); diff != "" {
 		t.Errorf("offline (-want +got):\n%s", diff)

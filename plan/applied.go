@@ -23,7 +23,7 @@ func AlreadyApplied(p *Plan, live *model.Model) bool {
 	}
 	for _, ch := range last {
 		var now map[string]any
-		if ch.Kind == "consumer" {
+		if ch.Kind == model.KindConsumer {
 			if lc := live.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; lc != nil {
 				now = mapOf(lc.Config)
 			}

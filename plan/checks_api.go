@@ -72,7 +72,7 @@ func (c *computer) checkAPILevels() {
 		}
 		needs := map[string]apiLevelNeed{}
 		table := streamLevels
-		if ch.Kind == "consumer" {
+		if ch.Kind == model.KindConsumer {
 			table = consumerLevels
 			if cfg["ack_policy"] == "flow_control" {
 				needs["ack_policy = \"flow_control\""] = flowControlNeed
@@ -109,7 +109,7 @@ func (c *computer) checkAPILevels() {
 // value ("ack_policy = \"flow_control\"").
 func (c *computer) fieldRange(ch *Change, field string) string {
 	field, _, _ = strings.Cut(field, " ")
-	if ch.Kind == "consumer" {
+	if ch.Kind == model.KindConsumer {
 		if dc := c.desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
 			return fieldPos(dc.Decl, topKey(field))
 		}

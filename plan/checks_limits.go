@@ -51,7 +51,7 @@ func (c *computer) checkAccountLimits() {
 		if errored[ch.Address] || ch.Blocked != "" {
 			continue // apply will not send it
 		}
-		if ch.Kind == KindConsumer {
+		if ch.Kind == model.KindConsumer {
 			l.consumer(ch)
 		} else {
 			l.stream(ch)
@@ -104,7 +104,7 @@ func (l *limitsCheck) refuser(ch *Change) func(path, msg string) {
 
 // DeclOf returns where the object a change touches is declared in desired, or nil.
 func DeclOf(desired *model.Model, ch *Change) *model.Decl {
-	if ch.Kind == KindConsumer {
+	if ch.Kind == model.KindConsumer {
 		if dc := desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
 			return dc.Decl
 		}

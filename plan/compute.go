@@ -259,7 +259,7 @@ func (c *computer) stream(ds *model.Stream) {
 		return
 	}
 	if ls == nil {
-		ch := &Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: ActCreate,
+		ch := &Change{Address: addr, Kind: kindOf(ds), Name: ds.Name, Action: ActCreate,
 			After: rawJSON(want), Decl: decl}
 		if want.Sealed {
 			c.finding(finding.CodeRefused, finding.SevError, addr, fieldPos(ds.Decl, "sealed"),
@@ -304,13 +304,13 @@ func (c *computer) stream(ds *model.Stream) {
 	before := liveConfig(ls.Config)
 	if len(refusedFields) > 0 {
 		// Still a change: the plan shows every difference, and apply refuses it.
-		c.add(&Change{Address: addr, Kind: string(kindOf(ds)), Name: ds.Name, Action: action, Reason: reason,
+		c.add(&Change{Address: addr, Kind: kindOf(ds), Name: ds.Name, Action: action, Reason: reason,
 			Decl: decl, Fields: fields, Before: rawJSON(before), After: rawJSON(want), LiveHash: Hash(ls.Config),
 			Blocked: blockedReason(refusedFields)})
 		return
 	}
 	for _, ch := range splitStream(before, want, fields) {
-		ch.Address, ch.Kind, ch.Name, ch.Action, ch.Reason, ch.Decl = addr, string(kindOf(ds)), ds.Name, action, reason, decl
+		ch.Address, ch.Kind, ch.Name, ch.Action, ch.Reason, ch.Decl = addr, kindOf(ds), ds.Name, action, reason, decl
 		if ch.LiveHash == "" {
 			ch.LiveHash = Hash(ls.Config)
 		}
@@ -341,7 +341,7 @@ func (c *computer) consumer(dc *model.Consumer) {
 	if c.isOffline("stream."+dc.Stream, addr, dc.Decl) || c.isOffline(addr, addr, dc.Decl) {
 		return
 	}
-	base := Change{Address: addr, Kind: "consumer", Name: dc.Name, Stream: dc.Stream, Decl: decl, Group: dc.Group}
+	base := Change{Address: addr, Kind: model.KindConsumer, Name: dc.Name, Stream: dc.Stream, Decl: decl, Group: dc.Group}
 	if lc == nil {
 		ch := base
 		ch.Action, ch.After = ActCreate, rawJSON(want)

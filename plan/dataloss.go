@@ -43,7 +43,7 @@ func StateNeeded(p *Plan) []string {
 			continue
 		}
 		name := ch.Name
-		if ch.Kind == "consumer" {
+		if ch.Kind == model.KindConsumer {
 			name = ch.Stream
 		}
 		if !seen[name] {
@@ -87,7 +87,7 @@ func ConsumersNeeded(p *Plan) func(ls *model.Stream) bool {
 	for _, ch := range p.Changes {
 		switch {
 		case !canLose(ch):
-		case ch.Kind == "consumer":
+		case ch.Kind == model.KindConsumer:
 			if ch.Action != ActCreate {
 				consumersChanged[ch.Stream] = true
 			}
@@ -152,7 +152,7 @@ func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) str
 	for _, ch := range p.Changes {
 		if ch.Action == ActDelete || ch.Action == ActReplace {
 			j.deletes[ch.Address] = ch
-			if ch.Kind != "consumer" {
+			if ch.Kind != model.KindConsumer {
 				j.deletedStreams[ch.Name] = true
 			}
 		}
@@ -160,11 +160,11 @@ func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) str
 	for _, ch := range p.Changes {
 		switch {
 		case !canLose(ch):
-		case ch.Kind != "consumer" && ch.Action == ActDelete:
+		case ch.Kind != model.KindConsumer && ch.Action == ActDelete:
 			j.streamDelete(ch)
-		case ch.Kind != "consumer" && (ch.Action == ActUpdate || ch.Action == ActAdopt):
+		case ch.Kind != model.KindConsumer && (ch.Action == ActUpdate || ch.Action == ActAdopt):
 			j.streamUpdate(ch)
-		case ch.Kind == "consumer" && !j.deletedStreams[ch.Stream]:
+		case ch.Kind == model.KindConsumer && !j.deletedStreams[ch.Stream]:
 			j.consumerChange(ch)
 		}
 	}
@@ -213,10 +213,10 @@ func (j *lossJudge) streamDelete(ch *Change) {
 		j.add(finding.CodeDataLoss, ch, ch.Address, "", fmt.Sprintf("deleting %s loses %s (%d bytes): declare it again to keep it",
 			ch.Address, messages(st.Msgs, "its"), st.Bytes), true)
 	}
-	for _, entry := range j.live.Offline {
-		if addr, reason, _ := strings.Cut(entry, ": "); strings.HasPrefix(addr, "consumer."+ch.Name+".") {
-			j.add(finding.CodePurge, ch, addr, "", fmt.Sprintf("%s is offline on the server (%s), and deleting %s would delete it "+
-				"unseen: bring the server's peers back and plan again", addr, reason, ch.Address), false)
+	for _, o := range j.live.Offline {
+		if strings.HasPrefix(o.Address, "consumer."+ch.Name+".") {
+			j.add(finding.CodePurge, ch, o.Address, "", fmt.Sprintf("%s is offline on the server (%s), and deleting %s would delete it "+
+				"unseen: bring the server's peers back and plan again", o.Address, o.Reason, ch.Address), false)
 		}
 	}
 	for _, lc := range j.consumers[ch.Name] {
@@ -323,8 +323,8 @@ func limitPath(before, after server.StreamConfig, path string) string {
 // bucketNames are the user's names of the stream limits of one kind of object.
 type bucketNames struct{ perSubject, age string }
 
-func limitNames(kind string) bucketNames {
-	switch model.Kind(kind) {
+func limitNames(kind model.Kind) bucketNames {
+	switch kind {
 	case model.KindKV:
 		return bucketNames{"history", "ttl"}
 	case model.KindObjectStore:
@@ -454,7 +454,7 @@ func (j *lossJudge) consumerChange(ch *Change) {
 // and marks the changes they are about as destructive.
 func (c *computer) judgeLoss() {
 	pos := func(ch *Change, path string) string {
-		if ch.Kind == "consumer" {
+		if ch.Kind == model.KindConsumer {
 			if dc := c.desired.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; dc != nil {
 				return fieldPos(dc.Decl, path)
 			}

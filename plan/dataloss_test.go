@@ -396,7 +396,7 @@ func TestConsumersNeeded(t *testing.T) {
 // be anyone's; a stream is not deleted with it, at plan time or at apply time.
 func TestOfflineConsumerKeepsItsStream(t *testing.T) {
 	live := liveOf(5, liveObj{cfg: stream("A", nil), meta: owned})
-	live.Offline = []string{"consumer.A.gone: peer offline"}
+	live.Offline = []model.Offline{{Address: "consumer.A.gone", Reason: "peer offline"}}
 	p := mustCompute(t, desiredModel(nil, nil), live)
 	if d := cmp.Diff([]string{"NP406 stream.A"}, codes(p)); d != "" || len(p.Changes) != 0 {
 		t.Fatalf("findings (-want +got):\n%s\n%s", d, describe(p))

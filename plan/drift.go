@@ -2,14 +2,17 @@ package plan
 
 import "sort"
 
+// DriftStatus is what happened to an object behind natsplan's back.
+type DriftStatus string
+
 // Drift statuses.
 const (
 	// DriftChanged: owned, and the live config differs from the files.
-	DriftChanged = "changed"
+	DriftChanged DriftStatus = "changed"
 	// DriftMissing: declared, and gone from the server.
-	DriftMissing = "missing"
+	DriftMissing DriftStatus = "missing"
 	// DriftOrphaned: owned by this project, and no longer declared.
-	DriftOrphaned = "orphaned"
+	DriftOrphaned DriftStatus = "orphaned"
 )
 
 // DriftReport is what changed outside natsplan.
@@ -42,7 +45,7 @@ func (r *DriftReport) InSync() bool { return len(r.Drift) == 0 && len(r.Unmanage
 func Drifted(p *Plan, showForeign bool) *DriftReport {
 	r := &DriftReport{Target: p.Target, Drift: []*Drift{}, Unmanaged: []*Object{}}
 	for _, c := range p.Changes {
-		var status string
+		var status DriftStatus
 		switch c.Action {
 		case ActUpdate, ActReplace:
 			status = DriftChanged

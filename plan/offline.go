@@ -2,20 +2,16 @@ package plan
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 )
 
-// offlineObjects indexes live.Offline ("stream.X: reason", "consumer.S.N: reason") by
-// address. The server lists these objects but can not report their config: a peer is
-// down, or the object needs a newer server.
+// offlineObjects indexes the reasons of live.Offline by address.
 func offlineObjects(live *model.Model) map[string]string {
 	out := map[string]string{}
-	for _, entry := range live.Offline {
-		addr, reason, _ := strings.Cut(entry, ": ")
-		out[addr] = reason
+	for _, o := range live.Offline {
+		out[o.Address] = o.Reason
 	}
 	return out
 }

@@ -16,7 +16,7 @@ func TestOfflineObjectsAreNotTouched(t *testing.T) {
 	desired.Consumers[model.ConsumerKey{Stream: "B", Name: "c"}] = &model.Consumer{Stream: "B", Name: "c",
 		Config: server.ConsumerConfig{Durable: "c", AckPolicy: server.AckExplicit}}
 	live := liveOf(5, liveObj{cfg: stream("B", nil), meta: owned})
-	live.Offline = []string{"stream.A: peer offline", "consumer.B.c: unsupported - required API level: 9"}
+	live.Offline = []model.Offline{{Address: "stream.A", Reason: "peer offline"}, {Address: "consumer.B.c", Reason: "unsupported - required API level: 9"}}
 	p := mustCompute(t, desired, live)
 	if len(p.Changes) != 0 {
 		t.Fatalf("offline objects must not be planned:\n%s", describe(p))

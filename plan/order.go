@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/model"
 
 	"encoding/json"
 	"sort"
@@ -28,7 +29,7 @@ func (c *computer) order() {
 			o.dep(i, prev) // parts of one split change run in order
 		}
 		lastOf[ch.Address] = i
-		if ch.Kind != "consumer" {
+		if ch.Kind != model.KindConsumer {
 			streamLast[ch.Name] = i
 		}
 	}
@@ -36,7 +37,7 @@ func (c *computer) order() {
 	var freers []int
 	freed := make([][]string, len(chs))
 	for j, ch := range chs {
-		if ch.Kind != "consumer" {
+		if ch.Kind != model.KindConsumer {
 			freed[j] = freedSubjects(o.sb[j], o.sa[j], ch.Action == ActDelete)
 			if len(freed[j]) > 0 {
 				freers = append(freers, j)
@@ -48,7 +49,7 @@ func (c *computer) order() {
 		if ch.Action == ActDelete {
 			continue
 		}
-		if ch.Kind == "consumer" {
+		if ch.Kind == model.KindConsumer {
 			if j, ok := streamLast[ch.Stream]; ok {
 				o.dep(i, j)
 			}
@@ -87,12 +88,12 @@ func (c *computer) order() {
 	// A stream's consumers are deleted before it; an early delete takes its consumers along.
 	consumerDeletes := map[string][]int{}
 	for j, ch := range chs {
-		if ch.Action == ActDelete && ch.Kind == "consumer" {
+		if ch.Action == ActDelete && ch.Kind == model.KindConsumer {
 			consumerDeletes[ch.Stream] = append(consumerDeletes[ch.Stream], j)
 		}
 	}
 	for i, ch := range chs {
-		if ch.Action != ActDelete || ch.Kind == "consumer" {
+		if ch.Action != ActDelete || ch.Kind == model.KindConsumer {
 			continue
 		}
 		for _, j := range consumerDeletes[ch.Name] {
@@ -151,7 +152,7 @@ func newOrdering(chs []*Change, sent map[*Change]any) *ordering {
 		cb: make([]*server.ConsumerConfig, len(chs)), ca: make([]*server.ConsumerConfig, len(chs))}
 	for i, ch := range chs {
 		o.deps[i] = map[int]bool{}
-		if ch.Kind == "consumer" {
+		if ch.Kind == model.KindConsumer {
 			o.cb[i] = consumerOf(ch.Before)
 			if cfg, ok := sent[ch].(*server.ConsumerConfig); ok {
 				o.ca[i] = cfg
@@ -228,7 +229,7 @@ func (o *ordering) number() (cyclic bool) {
 func (c *computer) orderConsumers(o *ordering) {
 	byStream := map[string][]int{}
 	for i, ch := range o.chs {
-		if ch.Kind == "consumer" {
+		if ch.Kind == model.KindConsumer {
 			byStream[ch.Stream] = append(byStream[ch.Stream], i)
 		}
 	}

@@ -45,7 +45,7 @@ func OrderLanes(p *Plan, desired, live *model.Model) {
 func orderRepartition(p *Plan, desired *model.Model, mp *model.SubjectMapping) bool {
 	streamAddr := ""
 	for _, ch := range p.Changes {
-		if ch.Kind != "consumer" && ch.Name == mp.Stream && (ch.Action == ActUpdate || ch.Action == ActAdopt) {
+		if ch.Kind != model.KindConsumer && ch.Name == mp.Stream && (ch.Action == ActUpdate || ch.Action == ActAdopt) {
 			streamAddr = ch.Address
 		}
 	}
@@ -60,7 +60,7 @@ func orderRepartition(p *Plan, desired *model.Model, mp *model.SubjectMapping) b
 	}
 	var lanes []string
 	for _, ch := range p.Changes {
-		if ch.Kind != "consumer" || ch.Stream != mp.Stream {
+		if ch.Kind != model.KindConsumer || ch.Stream != mp.Stream {
 			continue
 		}
 		switch {

@@ -64,14 +64,11 @@ type Target struct {
 	APILevel int    `json:"api_level"`
 }
 
-// KindConsumer is the Kind of a consumer's change; the other kinds are model.Kind values.
-const KindConsumer = "consumer"
-
 // Change is one action on one object. Changes are listed in execution order.
 type Change struct {
 	Address string `json:"address"`
 	// Kind is stream, consumer, kv or object_store.
-	Kind string `json:"kind"`
+	Kind model.Kind `json:"kind"`
 	// Name is the JetStream name: the stream name, or the consumer's durable name.
 	Name string `json:"name"`
 	// Stream is the consumer's stream (consumers only).
@@ -119,8 +116,8 @@ type FieldChange struct {
 // Drift is an owned object whose live config differs from the files, or is gone.
 type Drift struct {
 	Address string         `json:"address"`
-	Kind    string         `json:"kind"`
-	Status  string         `json:"status"` // changed | missing
+	Kind    model.Kind     `json:"kind"`
+	Status  DriftStatus    `json:"status"`
 	Fields  []*FieldChange `json:"fields,omitempty"`
 	// Blocked is the plan change's Blocked: apply can not restore what the files say.
 	Blocked string `json:"blocked,omitempty"`
@@ -128,11 +125,11 @@ type Drift struct {
 
 // Object names a live object natsplan does not manage.
 type Object struct {
-	Address string `json:"address"`
-	Kind    string `json:"kind"`
-	Name    string `json:"name"`
-	Owner   string `json:"owner,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	Address string     `json:"address"`
+	Kind    model.Kind `json:"kind"`
+	Name    string     `json:"name"`
+	Owner   string     `json:"owner,omitempty"`
+	Reason  string     `json:"reason,omitempty"`
 }
 
 // Summary counts the changes by action.
@@ -176,7 +173,7 @@ func (p *Plan) Touched() (streams []string, consumers []model.ConsumerKey) {
 	seenS := map[string]bool{}
 	seenC := map[model.ConsumerKey]bool{}
 	for _, c := range p.Changes {
-		if c.Kind == KindConsumer {
+		if c.Kind == model.KindConsumer {
 			k := model.ConsumerKey{Stream: c.Stream, Name: c.Name}
 			if !seenC[k] {
 				seenC[k] = true

@@ -25,7 +25,7 @@ func (c *computer) undeclared() {
 			continue // natsplan's own (the apply lock's bucket)
 		}
 		if ls.Owner() != c.desired.Project || c.desired.Project == "" {
-			c.unmanaged(&Object{Address: addr, Kind: string(kindOf(ls)), Name: name, Owner: ls.Owner(),
+			c.unmanaged(&Object{Address: addr, Kind: kindOf(ls), Name: name, Owner: ls.Owner(),
 				Reason: unmanagedReason(ls.Owner())})
 			continue
 		}
@@ -39,7 +39,7 @@ func (c *computer) undeclared() {
 				others = append(others, lc.Name)
 				continue
 			}
-			ch := &Change{Address: lc.Address(), Kind: "consumer", Name: lc.Name, Stream: name, Action: ActDelete,
+			ch := &Change{Address: lc.Address(), Kind: model.KindConsumer, Name: lc.Name, Stream: name, Action: ActDelete,
 				Before: rawJSON(liveConsumerConfig(lc.Config)), LiveHash: Hash(lc.Config),
 				Reason: "no longer declared; its stream is deleted too"}
 			if lc.Owner() != c.desired.Project {
@@ -48,7 +48,7 @@ func (c *computer) undeclared() {
 			}
 			c.add(ch)
 		}
-		ch := &Change{Address: addr, Kind: string(kindOf(ls)), Name: name, Action: ActDelete,
+		ch := &Change{Address: addr, Kind: kindOf(ls), Name: name, Action: ActDelete,
 			Before: rawJSON(liveConfig(ls.Config)), LiveHash: Hash(ls.Config),
 			Reason: "owned by this project and no longer declared"}
 		if ls.State != nil && ls.State.Msgs > 0 {
@@ -80,7 +80,7 @@ func (c *computer) undeclared() {
 			// an unmanaged stream already stands for its consumers, and KV and object
 			// store streams get client-made consumers all the time.
 			if _, declared := c.desired.Streams[k.Stream]; declared && (ls == nil || kindOf(ls) == model.KindStream) {
-				c.unmanaged(&Object{Address: lc.Address(), Kind: "consumer", Name: lc.Name, Owner: lc.Owner(),
+				c.unmanaged(&Object{Address: lc.Address(), Kind: model.KindConsumer, Name: lc.Name, Owner: lc.Owner(),
 					Reason: unmanagedReason(lc.Owner())})
 			}
 			continue
@@ -94,7 +94,7 @@ func (c *computer) undeclared() {
 					"metadata mark before deleting it", lc.Address(), model.MetaPreventDestroy))
 			continue
 		}
-		c.add(&Change{Address: lc.Address(), Kind: "consumer", Name: lc.Name, Stream: k.Stream, Action: ActDelete,
+		c.add(&Change{Address: lc.Address(), Kind: model.KindConsumer, Name: lc.Name, Stream: k.Stream, Action: ActDelete,
 			Before: rawJSON(liveConsumerConfig(lc.Config)), LiveHash: Hash(lc.Config),
 			Reason: "owned by this project and no longer declared; its ack state is lost"})
 	}

@@ -42,7 +42,7 @@ func Verify(p *Plan, live *model.Model) []string {
 // liveHashOf is the hash Compute records for the object a change acts on, or "" when
 // the object does not exist.
 func liveHashOf(live *model.Model, ch *Change) string {
-	if ch.Kind == "consumer" {
+	if ch.Kind == model.KindConsumer {
 		if lc := live.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; lc != nil {
 			return Hash(lc.Config)
 		}
@@ -70,7 +70,7 @@ func changedFields(live *model.Model, ch *Change) string {
 		return ""
 	}
 	var now map[string]any
-	if ch.Kind == "consumer" {
+	if ch.Kind == model.KindConsumer {
 		if lc := live.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; lc != nil {
 			now = mapOf(liveConsumerConfig(lc.Config))
 		}

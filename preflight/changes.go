@@ -11,6 +11,7 @@ import (
 
 	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -19,7 +20,7 @@ func (r *run) change(i int, ch *plan.Change) error {
 	if ch.Blocked != "" {
 		return nil // apply will not send it; its NP303 says why
 	}
-	if ch.Kind == plan.KindConsumer {
+	if ch.Kind == model.KindConsumer {
 		return r.consumer(i, ch)
 	}
 	return r.streamChange(i, ch)
@@ -209,7 +210,7 @@ func (r *run) restoreLive(p *plan.Plan) error {
 		if ch.Action == plan.ActDelete || r.errored[ch.Address] || ch.Blocked != "" {
 			continue
 		}
-		if ch.Kind == plan.KindConsumer {
+		if ch.Kind == model.KindConsumer {
 			want(ch.Stream)
 			continue
 		}

@@ -55,7 +55,7 @@ func TestDrift(t *testing.T) {
 		{name: "in sync", config: driftBase, want: map[string]string{}},
 		{name: "stream field changed", config: driftBase,
 			change: editStreamNow(js, "ORDERS", func(c *jetstream.StreamConfig) { c.MaxAge = 2 * time.Hour; c.MaxMsgs = 10 }),
-			want:   map[string]string{"stream.ORDERS": plan.DriftChanged},
+			want:   map[string]string{"stream.ORDERS": string(plan.DriftChanged)},
 			fields: map[string][]string{"stream.ORDERS": {"max_age", "max_msgs"}}},
 		{name: "consumer field changed", config: driftBase,
 			change: func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestDrift(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want:   map[string]string{"consumer.ORDERS.audit": plan.DriftChanged},
+			want:   map[string]string{"consumer.ORDERS.audit": string(plan.DriftChanged)},
 			fields: map[string][]string{"consumer.ORDERS.audit": {"max_ack_pending"}}},
 		{name: "owned object deleted", config: driftBase,
 			change: func(t *testing.T) {
@@ -77,9 +77,9 @@ func TestDrift(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			want: map[string]string{"consumer.ORDERS.audit": plan.DriftMissing}},
+			want: map[string]string{"consumer.ORDERS.audit": string(plan.DriftMissing)}},
 		{name: "owned object no longer declared", config: ownedConfig, // without RETURNS, which is owned
-			want: map[string]string{"stream.RETURNS": plan.DriftOrphaned}},
+			want: map[string]string{"stream.RETURNS": string(plan.DriftOrphaned)}},
 		{name: "unmanaged streams", config: driftBase,
 			change: func(t *testing.T) {
 				createStream("ROGUE", nil)(t)
@@ -132,7 +132,7 @@ func TestDrift(t *testing.T) {
 			got := map[string]string{}
 			gotFields := map[string][]string{}
 			for _, d := range r.Drift {
-				got[d.Address] = d.Status
+				got[d.Address] = string(d.Status)
 				for _, f := range d.Fields {
 					gotFields[d.Address] = append(gotFields[d.Address], f.Path)
 				}

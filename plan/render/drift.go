@@ -92,7 +92,7 @@ func DriftMarkdown(w io.Writer, r *plan.DriftReport) error {
 	return err
 }
 
-func driftSymbol(status string) string {
+func driftSymbol(status plan.DriftStatus) string {
 	switch status {
 	case plan.DriftMissing:
 		return "-"

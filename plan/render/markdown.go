@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -277,13 +278,13 @@ func mdFindingLines(fs []*finding.Finding) []string {
 }
 
 // changesByKind groups the changes by kind in a fixed order, keeping plan order inside.
-func changesByKind(cs []*plan.Change) ([]string, map[string][]*plan.Change) {
-	by := map[string][]*plan.Change{}
+func changesByKind(cs []*plan.Change) ([]model.Kind, map[model.Kind][]*plan.Change) {
+	by := map[model.Kind][]*plan.Change{}
 	for _, c := range cs {
 		by[c.Kind] = append(by[c.Kind], c)
 	}
-	rank := map[string]int{"stream": 0, "kv": 1, "object_store": 2, "consumer": 3}
-	kinds := make([]string, 0, len(by))
+	rank := map[model.Kind]int{model.KindStream: 0, model.KindKV: 1, model.KindObjectStore: 2, model.KindConsumer: 3}
+	kinds := make([]model.Kind, 0, len(by))
 	for k := range by {
 		kinds = append(kinds, k)
 	}
@@ -301,18 +302,18 @@ func changesByKind(cs []*plan.Change) ([]string, map[string][]*plan.Change) {
 	return kinds, by
 }
 
-func kindTitle(k string) string {
+func kindTitle(k model.Kind) string {
 	switch k {
-	case "stream":
+	case model.KindStream:
 		return "Streams"
-	case "consumer":
+	case model.KindConsumer:
 		return "Consumers"
-	case "kv":
+	case model.KindKV:
 		return "KV buckets"
-	case "object_store":
+	case model.KindObjectStore:
 		return "Object stores"
 	}
-	return k
+	return string(k)
 }
 
 func countActions(cs []*plan.Change) string {
