@@ -141,19 +141,14 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		if err := f.refuse(p, aopts); err != nil {
 			return err
 		}
-		if desired.Lock != nil {
-			spec = &plan.LockSpec{Project: desired.Project, Bucket: desired.Lock.Bucket}
-			if desired.Lock.TTL > 0 {
-				spec.TTL = desired.Lock.TTL.String()
-			}
-		}
+		spec = p.Lock // Compute built it from the files' lock {} block
 	}
 	if spec != nil {
 		lease, err := f.lock(ctx, spec, o.LockTimeout)
 		if err != nil {
 			return err
 		}
-		defer lease.Release(context.WithoutCancel(ctx))
+		defer f.release(context.WithoutCancel(ctx), lease)
 		aopts.Fence = lease.Fence
 		if o.PlanFile != "" {
 			p, err = f.verifySavedPlan(ctx, o.PlanFile, p)
@@ -286,6 +281,14 @@ func (f *Factory) lock(ctx context.Context, spec *plan.LockSpec, wait time.Durat
 		return nil, &exitErr{Code: exitError, Err: err}
 	}
 	return lease, nil
+}
+
+// release gives the apply lock back. A failed release is not the apply's failure, but
+// the lock then stays held until its ttl runs out, which the next apply waits for: say so.
+func (f *Factory) release(ctx context.Context, lease *lock.Lease) {
+	if err := lease.Release(ctx); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "warning: %v\nThe apply lock stays held until its ttl (%s) runs out: the next apply waits for it or times out.\n", err, lease.TTL())
+	}
 }
 
 // confirm asks on the terminal whether to apply; an interruption ends the wait with

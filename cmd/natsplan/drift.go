@@ -13,7 +13,7 @@ import (
 
 type driftOptions struct {
 	Paths       []string
-	Format      string
+	Format      Format
 	ShowForeign bool
 }
 
@@ -32,13 +32,13 @@ by another project are that project's, not drift: they are counted, and listed w
 Exit codes: 0 in sync; 2 drift found; 1 error.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
-			if err := checkFormat(o.Format, "text", "json", "markdown"); err != nil {
+			if err := checkFormat(o.Format, formatText, formatJSON, formatMarkdown); err != nil {
 				return err
 			}
 			return runDrift(c.Context(), f, o)
 		},
 	}
-	formatFlag(c, &o.Format, "text", "json", "markdown")
+	formatFlag(c, &o.Format, formatText, formatJSON, formatMarkdown)
 	c.Flags().BoolVar(&o.ShowForeign, "show-foreign", false, "also list the objects other projects own (never drift)")
 	return c
 }
@@ -50,9 +50,9 @@ func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
 	}
 	r := plan.Drifted(p, o.ShowForeign)
 	switch o.Format {
-	case "json":
+	case formatJSON:
 		err = render.DriftJSON(f.IO.Out, r)
-	case "markdown":
+	case formatMarkdown:
 		err = render.DriftMarkdown(f.IO.Out, r)
 	default:
 		err = render.DriftText(f.IO.Out, r)
@@ -62,7 +62,7 @@ func runDrift(ctx context.Context, f *Factory, o *driftOptions) error {
 	}
 	errs := finding.Errors(p.Findings)
 	if len(errs) > 0 {
-		if err := render.Findings(f.IO.ErrOut, errs, f.IO.StderrTTY && !f.Global.NoColor); err != nil {
+		if err := render.Findings(f.IO.ErrOut, errs, f.ErrColor()); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -121,6 +122,9 @@ const reconnectWait = 250 * time.Millisecond
 // Color reports whether output to stdout may be coloured.
 func (f *Factory) Color() bool { return f.IO.StdoutTTY && !f.Global.NoColor }
 
+// ErrColor reports whether output to stderr may be coloured.
+func (f *Factory) ErrColor() bool { return f.IO.StderrTTY && !f.Global.NoColor }
+
 // Load reads the configuration files. Diagnostics are printed to stderr; any error
 // makes Load fail with a silent exit 1, since the diagnostics already said why.
 func (f *Factory) Load(ctx context.Context, paths []string) (*model.Model, error) {
@@ -168,7 +172,7 @@ func (f *Factory) printDiags(diags hcl.Diagnostics) {
 		if f.loader != nil {
 			files = f.loader.SourceFiles()
 		}
-		schema.WriteDiagnostics(f.IO.ErrOut, files, diags, f.IO.StderrTTY && !f.Global.NoColor)
+		schema.WriteDiagnostics(f.IO.ErrOut, files, diags, f.ErrColor())
 	}
 }
 
@@ -178,6 +182,8 @@ type Session struct {
 	JS  *jsapi.Client
 	URL string
 	srv *embedded.Server
+	// closed is closed when the connection is, by nats.go's closed callback.
+	closed chan struct{}
 }
 
 // Session connects to the server (or starts the embedded one) on first use.
@@ -216,8 +222,9 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 	// Nothing is buffered while the connection is down: a write is either sent on a
 	// live connection or not at all, so "not sent" is certain and no write goes out
 	// after apply gave up on it (or lost the lock).
+	closed := make(chan struct{})
 	nc, domain, err := connect.DialWith(ctx, o, nats.ErrorHandler(denials.Handle), nats.ReconnectWait(reconnectWait),
-		nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
+		nats.MaxReconnects(-1), nats.ReconnectBufSize(-1), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	if err != nil {
 		if srv != nil {
 			srv.Stop()
@@ -230,7 +237,7 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		js.Trace = jsapi.NewTracer(f.IO.ErrOut)
 		fmt.Fprintf(f.IO.ErrOut, "--- connected to %s (server %s), JetStream API %s.>\n", nc.ConnectedUrlRedacted(), nc.ConnectedServerName(), js.Prefix)
 	}
-	f.session = &Session{NC: nc, JS: js, URL: nc.ConnectedUrlRedacted(), srv: srv}
+	f.session = &Session{NC: nc, JS: js, URL: nc.ConnectedUrlRedacted(), srv: srv, closed: closed}
 	return f.session, nil
 }
 
@@ -248,16 +255,24 @@ func (f *Factory) asyncError() func(error) {
 	}
 }
 
+// drainWait bounds how long Close waits for the connection to drain.
+const drainWait = time.Second
+
 // Close closes the connection and stops the embedded server, if any.
 func (f *Factory) Close() {
 	if f.session == nil {
 		return
 	}
 	// A connection that is down (the server went away) can not drain: close it now.
-	if f.session.NC.Drain() == nil {
-		for i := 0; i < 50 && !f.session.NC.IsClosed(); i++ {
-			time.Sleep(20 * time.Millisecond)
+	// Otherwise wait for the drain, up to drainWait, then close what is left.
+	switch err := f.session.NC.Drain(); {
+	case err == nil:
+		select {
+		case <-f.session.closed:
+		case <-time.After(drainWait): // what is left is closed below
 		}
+	case !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrConnectionReconnecting):
+		fmt.Fprintf(f.IO.ErrOut, "natsplan: draining the connection: %v: closing it\n", err)
 	}
 	f.session.NC.Close()
 	if f.session.srv != nil {
@@ -275,16 +290,35 @@ func pathsOrDefault(args []string) []string {
 	return args
 }
 
-func formatFlag(c *cobra.Command, p *string, allowed ...string) {
-	c.Flags().StringVar(p, "format", allowed[0], fmt.Sprintf("output format: %s", strings.Join(allowed, ", ")))
-	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(allowed, cobra.ShellCompDirectiveNoFileComp))
+// Format is the value of a command's --format flag.
+type Format string
+
+// The output formats; each command accepts some of them, text first.
+const (
+	formatText     Format = "text"
+	formatJSON     Format = "json"
+	formatMarkdown Format = "markdown"
+)
+
+// formatFlag declares --format with the formats the command accepts, the first the default.
+func formatFlag(c *cobra.Command, p *Format, allowed ...Format) {
+	names := formatNames(allowed)
+	c.Flags().StringVar((*string)(p), "format", names[0], fmt.Sprintf("output format: %s", strings.Join(names, ", ")))
+	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
 }
 
-func checkFormat(v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
+func formatNames(fs []Format) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = string(f)
 	}
-	return usageErr("unknown --format %q: use one of %s", v, strings.Join(allowed, ", "))
+	return out
+}
+
+func checkFormat(v Format, allowed ...Format) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	names := formatNames(allowed)
+	return usageErr("unknown --format %q: use one of %s", v, strings.Join(names, ", "))
 }

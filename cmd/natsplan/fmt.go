@@ -78,7 +78,9 @@ func runFmt(f *Factory, o *fmtOptions) error {
 		}
 		changed++
 		if o.Diff {
-			f.IO.Out.Write(diff.Diff(r.name, r.src, r.name+" (formatted)", r.out))
+			if _, err := f.IO.Out.Write(diff.Diff(r.name, r.src, r.name+" (formatted)", r.out)); err != nil {
+				return fmt.Errorf("write the diff of %s: %w", r.name, err)
+			}
 		} else if o.Check {
 			fmt.Fprintln(f.IO.Out, r.name)
 		}

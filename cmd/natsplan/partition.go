@@ -18,7 +18,7 @@ type partitionOptions struct {
 	Subject string
 	Paths   []string
 	Mapping string
-	Format  string
+	Format  Format
 }
 
 // partitionResult is the JSON form of `natsplan partition`.
@@ -44,7 +44,7 @@ stream stores. No server is needed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Subject, o.Paths = args[0], pathsOrDefault(args[1:])
-			if err := checkFormat(o.Format, "text", "json"); err != nil {
+			if err := checkFormat(o.Format, formatText, formatJSON); err != nil {
 				return err
 			}
 			return runPartition(c.Context(), f, o)
@@ -52,7 +52,7 @@ stream stores. No server is needed.`,
 	}
 	c.Flags().StringVar(&o.Mapping, "mapping", "", "the subject_mapping to use (required when the files declare several)")
 	c.RegisterFlagCompletionFunc("mapping", completeMappings)
-	formatFlag(c, &o.Format, "text", "json")
+	formatFlag(c, &o.Format, formatText, formatJSON)
 	return c
 }
 
@@ -84,7 +84,7 @@ func runPartition(ctx context.Context, f *Factory, o *partitionOptions) error {
 		fmt.Fprintf(f.IO.ErrOut, "Warning: stream %s does not capture %q (its subjects are %v): a producer's publish would not be stored.\n",
 			mp.Stream, o.Subject, st.Config.Subjects)
 	}
-	if o.Format == "json" {
+	if o.Format == formatJSON {
 		return render.WriteJSON(f.IO.Out, partitionResult{o.Subject, mp.Name, p, stored})
 	}
 	_, err = fmt.Fprintln(f.IO.Out, p)

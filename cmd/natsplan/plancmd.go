@@ -19,7 +19,7 @@ import (
 type planOptions struct {
 	Paths            []string
 	Out              string
-	Format           string
+	Format           Format
 	DetailedExitcode bool
 }
 
@@ -37,14 +37,14 @@ Exit codes: 0 ok; 1 error (including any error finding); with --detailed-exitcod
 the plan has changes.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
-			if err := checkFormat(o.Format, "text", "json", "markdown"); err != nil {
+			if err := checkFormat(o.Format, formatText, formatJSON, formatMarkdown); err != nil {
 				return err
 			}
 			return runPlan(c.Context(), f, o)
 		},
 	}
 	c.Flags().StringVar(&o.Out, "out", "", "also write the plan document to `FILE` (for apply FILE)")
-	formatFlag(c, &o.Format, "text", "json", "markdown")
+	formatFlag(c, &o.Format, formatText, formatJSON, formatMarkdown)
 	c.Flags().BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when the plan has changes")
 	return c
 }
@@ -72,11 +72,11 @@ func runPlan(ctx context.Context, f *Factory, o *planOptions) error {
 	return nil
 }
 
-func (f *Factory) renderPlan(w io.Writer, p *plan.Plan, format string) error {
+func (f *Factory) renderPlan(w io.Writer, p *plan.Plan, format Format) error {
 	switch format {
-	case "json":
+	case formatJSON:
 		return render.JSON(w, p)
-	case "markdown":
+	case formatMarkdown:
 		return render.Markdown(w, p)
 	}
 	return render.Text(w, p, render.TextOptions{Color: f.Color()})

@@ -7,14 +7,14 @@ import (
 )
 
 func newCmdShow(f *Factory) *cobra.Command {
-	var format string
+	var format Format
 	c := &cobra.Command{
 		Use:   "show PLANFILE",
 		Short: "Render a saved plan",
 		Long:  `show renders a plan written by 'plan --out FILE' as text, JSON or markdown. It needs no server.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
+			if err := checkFormat(format, formatText, formatJSON, formatMarkdown); err != nil {
 				return err
 			}
 			p, err := planfile.ReadFile(args[0])
@@ -24,6 +24,6 @@ func newCmdShow(f *Factory) *cobra.Command {
 			return f.renderPlan(f.IO.Out, p, format)
 		},
 	}
-	formatFlag(c, &format, "text", "json", "markdown")
+	formatFlag(c, &format, formatText, formatJSON, formatMarkdown)
 	return c
 }

@@ -15,7 +15,7 @@ import (
 
 type validateOptions struct {
 	Paths  []string
-	Format string
+	Format Format
 }
 
 func newCmdValidate(f *Factory) *cobra.Command {
@@ -30,13 +30,13 @@ nats-server, so that what the server's own validation refuses is an error here t
 It exits 0 when the configuration is valid and 1 when any error was found.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
-			if err := checkFormat(o.Format, "text", "json"); err != nil {
+			if err := checkFormat(o.Format, formatText, formatJSON); err != nil {
 				return err
 			}
 			return runValidate(c.Context(), f, o)
 		},
 	}
-	formatFlag(c, &o.Format, "text", "json")
+	formatFlag(c, &o.Format, formatText, formatJSON)
 	return c
 }
 
@@ -49,17 +49,17 @@ func runValidate(ctx context.Context, f *Factory, o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Format == "json" {
+	if o.Format == formatJSON {
 		if err := render.FindingsJSON(f.IO.Out, findings); err != nil {
 			return err
 		}
-	} else {
-		render.Findings(f.IO.ErrOut, findings, f.IO.StderrTTY && !f.Global.NoColor)
+	} else if err := render.Findings(f.IO.ErrOut, findings, f.ErrColor()); err != nil {
+		return err
 	}
 	if finding.HasErrors(findings) {
 		return silentExit(exitError)
 	}
-	if o.Format != "json" {
+	if o.Format != formatJSON {
 		fmt.Fprintf(f.IO.Out, "Valid: %d files, %d streams, %d consumers.\n", len(desired.Files), len(desired.Streams), len(desired.Consumers))
 	}
 	return nil

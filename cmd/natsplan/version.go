@@ -79,18 +79,18 @@ func short(rev string) string {
 }
 
 func newCmdVersion(f *Factory) *cobra.Command {
-	var format string
+	var format Format
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print natsplan's version and the JetStream API level it was built against",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
+			if err := checkFormat(format, formatText, formatJSON); err != nil {
 				return err
 			}
 			v := buildVersion()
-			if asJSON || format == "json" {
+			if asJSON || format == formatJSON {
 				return render.WriteJSON(f.IO.Out, v)
 			}
 			commit := ""
@@ -106,7 +106,7 @@ func newCmdVersion(f *Factory) *cobra.Command {
 			return err
 		},
 	}
-	formatFlag(c, &format, "text", "json")
+	formatFlag(c, &format, formatText, formatJSON)
 	c.Flags().BoolVar(&asJSON, "json", false, "print as JSON (the same as --format json)")
 	c.Flags().MarkHidden("json")
 	return c

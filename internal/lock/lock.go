@@ -268,6 +268,9 @@ func age(t time.Time) time.Duration {
 // Info returns who holds the lease, as written when it was taken.
 func (l *Lease) Info() Info { return l.info }
 
+// TTL is how long the lease holds without a refresh.
+func (l *Lease) TTL() time.Duration { return l.ttl }
+
 // lostError is why the lease was lost, or nil. Callers learn it from Fence.
 func (l *Lease) lostError() error {
 	l.mu.Lock()
