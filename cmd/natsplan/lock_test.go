@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -290,5 +291,28 @@ func TestLockHeld(t *testing.T) {
 	}
 	if _, err := kv.Get(ctx, "shop"); err == nil {
 		t.Fatal("the apply left its lease behind")
+	}
+}
+
+// TestFailedReleaseIsReported: a release that fails leaves the lock held until its ttl
+// runs out, which the next apply waits for; apply says so on stderr instead of dropping
+// the error.
+func TestFailedReleaseIsReported(t *testing.T) {
+	t.Parallel()
+	s := testsrv.Start(t)
+	ctx := context.Background()
+	held, err := lock.Acquire(ctx, testsrv.Connect(t, s), "shop", lock.Options{Holder: "test", TTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The bucket is gone, so the release's delete can not be stored.
+	if err := jetStream(t, s).DeleteKeyValue(ctx, lock.DefaultBucket); err != nil {
+		t.Fatal(err)
+	}
+	var errOut strings.Builder
+	f := newFactory(&IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut}, func(string) string { return "" }, nil)
+	f.release(ctx, held)
+	if got := errOut.String(); !strings.Contains(got, "apply lock: release") || !strings.Contains(got, "stays held until its ttl (2s) runs out") {
+		t.Errorf("stderr after a failed release:\n%s", got)
 	}
 }
