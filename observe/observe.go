@@ -13,8 +13,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -176,7 +176,7 @@ func recordMissing(out *[]model.Offline, seen map[string]bool, missing []string,
 		names[n] = true
 	}
 	fresh := 0
-	for _, n := range sortedKeys(names) {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		if !seen[n] {
 			fresh++
 		}
@@ -188,15 +188,6 @@ func recordMissing(out *[]model.Offline, seen map[string]bool, missing []string,
 		*out = append(*out, model.Offline{Address: address(n), Reason: reason})
 	}
 	return fresh
-}
-
-func sortedKeys(s map[string]bool) []string {
-	out := make([]string, 0, len(s))
-	for k := range s {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func streamAddress(name string) string { return "stream." + name }

@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +50,7 @@ func (v *invariants) check() []*finding.Finding {
 	checks := []func(){
 		v.checkMappings,
 		func() {
-			for _, name := range sortedNames(v.desired.Groups) {
+			for _, name := range slices.Sorted(maps.Keys(v.desired.Groups)) {
 				if v.stopped() {
 					return
 				}
@@ -275,19 +277,10 @@ func (v *invariants) streamsWithConsumers() []string {
 			set[k.Stream] = true
 		}
 	}
-	return sortedNames(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // declared reports whether c comes from the files.
 func (v *invariants) declared(c *model.Consumer) bool {
 	return v.desired.Consumers[c.Key()] == c
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -91,7 +93,7 @@ func (v *invariants) checkFanOut() {
 			byStem[stems[i]] = append(byStem[stems[i]], i)
 		}
 		reported := map[string]bool{}
-		for _, stem := range sortedNames(byStem) {
+		for _, stem := range slices.Sorted(maps.Keys(byStem)) {
 			idx := byStem[stem]
 			for x, i := range idx {
 				for _, j := range idx[x+1:] {

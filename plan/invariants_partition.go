@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // checkMappings proves every subject_mapping valid (NP201) and, against the live
 // server, flags a change of its partitioning (NP204).
 func (v *invariants) checkMappings() {
-	for _, name := range sortedNames(v.desired.Mappings) {
+	for _, name := range slices.Sorted(maps.Keys(v.desired.Mappings)) {
 		mp := v.desired.Mappings[name]
 		addr := mp.Address()
 		pm, err := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
@@ -279,7 +280,7 @@ func (v *invariants) checkDeadFilters() {
 		}
 		v.deadFilters(c.Address(), c.Stream, filters, v.consumerRange(c, "filter_subjects"))
 	}
-	for _, name := range sortedNames(v.desired.Groups) {
+	for _, name := range slices.Sorted(maps.Keys(v.desired.Groups)) {
 		g := v.desired.Groups[name]
 		v.deadFilters(g.Address(), g.Stream, g.FilterSubjects, g.FieldRange("filter_subjects"))
 	}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -20,7 +21,7 @@ func OrderLanes(p *Plan, desired, live *model.Model) {
 		return
 	}
 	changed := false
-	for _, name := range sortedNames(desired.Mappings) {
+	for _, name := range slices.Sorted(maps.Keys(desired.Mappings)) {
 		mp := desired.Mappings[name]
 		pm, merr := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
 		ls := live.Streams[mp.Stream]

@@ -2,8 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/natsplan/natsplan/internal/finding"
@@ -112,7 +113,7 @@ func (c *computer) keepStream(ls *model.Stream, consumers []*model.Consumer) boo
 				"metadata mark (nats stream edit) before deleting it", addr, model.MetaPreventDestroy))
 		kept = true
 	}
-	for _, key := range sortedKeys(c.offline) {
+	for _, key := range slices.Sorted(maps.Keys(c.offline)) {
 		if strings.HasPrefix(key, "consumer."+ls.Name+".") {
 			c.finding(finding.CodeOffline, finding.SevError, addr, "", fmt.Sprintf(
 				"%s is no longer declared, but its consumer %s is offline on the server (%s): natsplan can not "+
@@ -166,13 +167,4 @@ func abbreviate(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

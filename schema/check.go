@@ -2,6 +2,8 @@ package schema
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -37,7 +39,7 @@ func CheckConsumerStreams(m *model.Model, live map[string]bool) hcl.Diagnostics 
 		}
 		report(c.Address(), c.Stream, c.Decl, r)
 	}
-	for _, name := range sortedKeys(m.Groups) {
+	for _, name := range slices.Sorted(maps.Keys(m.Groups)) {
 		g := m.Groups[name]
 		report(g.Address(), g.Stream, g.Decl, g.Decl.FieldRange("stream"))
 	}
@@ -50,13 +52,4 @@ func rangePtr(r hcl.Range, decl *model.Decl) *hcl.Range {
 		return nil
 	}
 	return &r
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return keys
 }

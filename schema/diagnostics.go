@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -104,5 +103,3 @@ func caret(line string, r hcl.Range) string {
 	b.WriteString(strings.Repeat("^", n))
 	return b.String()
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

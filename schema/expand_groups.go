@@ -3,6 +3,7 @@ package schema
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -123,7 +124,7 @@ var templateForbidden = map[string]string{
 // expandGroup generates the consumers of one consumer_group.
 func expandGroup(m *model.Model, g *model.ConsumerGroup, mappings map[string]*subject.PartitionMapping) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, f := range sortedKeys(templateForbidden) {
+	for _, f := range slices.Sorted(maps.Keys(templateForbidden)) {
 		if g.TemplateFields[f] {
 			diags = append(diags, diagAt(g.FieldRange("consumer."+f), "Not allowed in a group template",
 				"%s can not be set in the consumer {} template of consumer_group %q: %s.", f, g.Name, templateForbidden[f]))
@@ -135,7 +136,7 @@ func expandGroup(m *model.Model, g *model.ConsumerGroup, mappings map[string]*su
 		switch {
 		case mp == nil:
 			return append(diags, diagAt(g.FieldRange("mapping"), "Undeclared subject_mapping",
-				"consumer_group %q names subject_mapping %q, which is not declared.%s", g.Name, g.Mapping, didYouMean(g.Mapping, sortedKeys(m.Mappings))))
+				"consumer_group %q names subject_mapping %q, which is not declared.%s", g.Name, g.Mapping, didYouMean(g.Mapping, slices.Sorted(maps.Keys(m.Mappings)))))
 		case mp.Stream != g.Stream:
 			return append(diags, diagAt(g.FieldRange("stream"), "Group and mapping on different streams",
 				"consumer_group %q reads stream %q but subject_mapping %q partitions stream %q; set stream = %q.", g.Name, g.Stream, g.Mapping, mp.Stream, mp.Stream))
@@ -267,7 +268,7 @@ func expandDeadLetters(m *model.Model) hcl.Diagnostics {
 			decls[dl] = c.DeadLetter.Decl
 		}
 	}
-	for _, name := range sortedKeys(subjects) {
+	for _, name := range slices.Sorted(maps.Keys(subjects)) {
 		subs := subjects[name]
 		if st, ok := m.Streams[name]; ok {
 			if st.Kind != model.KindStream || st.Config.Mirror != nil {
