@@ -17,10 +17,10 @@ import (
 	"github.com/natsplan/natsplan/plan"
 )
 
-// MinRereadTimeout is the least time a re-read of a change whose request timed out
+// minRereadTimeout is the least time a re-read of a change whose request timed out
 // gets: a server too slow to answer a write in --timeout is often still busy with it,
 // and a re-read that times out too leaves the outcome unknown.
-const MinRereadTimeout = 5 * time.Second
+const minRereadTimeout = 5 * time.Second
 
 // DefaultReconnectWindow is how long apply waits for a lost connection to come back
 // when Options leave it unset, before it stops and reports what is done.
@@ -111,7 +111,7 @@ func ops(ch *plan.Change) []string {
 // change was carried out: the object is gone for a delete, or present with every
 // value the change sent. An error means it could not tell.
 func reread(ctx context.Context, c *jsapi.Client, ch *plan.Change) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, max(c.Timeout, MinRereadTimeout))
+	ctx, cancel := context.WithTimeout(ctx, max(c.Timeout, minRereadTimeout))
 	defer cancel()
 	var live any
 	if ch.Kind == model.KindConsumer {

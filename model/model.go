@@ -384,6 +384,9 @@ type Offline struct {
 	Reason string
 }
 
+// String is "address: reason", as reports print it.
+func (o Offline) String() string { return o.Address + ": " + o.Reason }
+
 // New returns an empty model.
 func New() *Model {
 	return &Model{

@@ -9,12 +9,12 @@ import (
 	"github.com/natsplan/natsplan/model"
 )
 
-// Classify tells what a stream is to the user, from the shapes nats.go's jetstream
+// classify tells what a stream is to the user, from the shapes nats.go's jetstream
 // package creates: a KV bucket is stream KV_<b> with subjects ["$KV.<b>.>"] (or, as a
 // KV mirror, no subjects and a mirror of another KV_ stream); an object store is
 // stream OBJ_<b> with subjects "$O.<b>.C.>" and "$O.<b>.M.>". Anything else is a
 // plain stream. It returns the kind and the bucket name ("" for a stream).
-func Classify(cfg *server.StreamConfig) (model.Kind, string) {
+func classify(cfg *server.StreamConfig) (model.Kind, string) {
 	if b, ok := strings.CutPrefix(cfg.Name, "KV_"); ok && b != "" {
 		if slices.Equal(cfg.Subjects, []string{"$KV." + b + ".>"}) {
 			return model.KindKV, b

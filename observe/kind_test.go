@@ -34,9 +34,9 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			kind, bucket := Classify(&tc.cfg)
+			kind, bucket := classify(&tc.cfg)
 			if kind != tc.wantKind || bucket != tc.wantBucket {
-				t.Errorf("Classify = %s %q, want %s %q", kind, bucket, tc.wantKind, tc.wantBucket)
+				t.Errorf("classify = %s %q, want %s %q", kind, bucket, tc.wantKind, tc.wantBucket)
 			}
 		})
 	}

@@ -198,7 +198,7 @@ func consumerAddress(stream, name string) string { return "consumer." + stream +
 func toStream(si *server.StreamInfo) *model.Stream {
 	cfg := si.Config
 	cfg.Metadata = stripResponseMeta(cfg.Metadata)
-	kind, bucket := Classify(&cfg)
+	kind, bucket := classify(&cfg)
 	st := &model.StreamState{
 		Msgs:        si.State.Msgs,
 		Bytes:       si.State.Bytes,

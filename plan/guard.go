@@ -13,11 +13,11 @@ type TargetMismatchError struct {
 	// Decl is where the expect block is ("shop.hcl:3:3"), or "".
 	Decl string
 	// Mismatches lists each expected field that differs, in field order.
-	Mismatches []TargetMismatch
+	Mismatches []targetMismatch
 }
 
-// TargetMismatch is one expected field and what the target reported.
-type TargetMismatch struct {
+// targetMismatch is one expected field and what the target reported.
+type targetMismatch struct {
 	Field    string
 	Expected string
 	Actual   string
@@ -58,7 +58,7 @@ func CheckTarget(e *model.Expect, t *model.Target) error {
 	if t == nil {
 		t = &model.Target{}
 	}
-	var mm []TargetMismatch
+	var mm []targetMismatch
 	for _, f := range []struct{ name, want, got string }{
 		{"server", e.Server, t.Server},
 		{"cluster", e.Cluster, t.Cluster},
@@ -66,7 +66,7 @@ func CheckTarget(e *model.Expect, t *model.Target) error {
 		{"account", e.Account, t.Account},
 	} {
 		if f.want != "" && f.want != f.got {
-			mm = append(mm, TargetMismatch{Field: f.name, Expected: f.want, Actual: f.got})
+			mm = append(mm, targetMismatch{Field: f.name, Expected: f.want, Actual: f.got})
 		}
 	}
 	if len(mm) == 0 {

@@ -42,9 +42,9 @@ type Result struct {
 	Startup time.Duration
 }
 
-// Needed reports whether p has a create or an update to check (blocked ones are not
+// needed reports whether p has a create or an update to check (blocked ones are not
 // sent). A plan without one must not pay for a server.
-func Needed(p *plan.Plan) bool {
+func needed(p *plan.Plan) bool {
 	for _, ch := range p.Changes {
 		if ch.Action != plan.ActDelete && ch.Blocked == "" {
 			return true
@@ -85,7 +85,7 @@ const Parallelism = 16
 // stopped and its store removed before Check returns.
 func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Result, error) {
 	res := &Result{Findings: Contradictions(desired, live)}
-	if !Needed(p) {
+	if !needed(p) {
 		return res, nil
 	}
 	start := time.Now()

@@ -16,9 +16,9 @@ import (
 	"github.com/natsplan/natsplan/model"
 )
 
-// DeadLetterMaxAge is how long a generated dead-letter stream keeps an advisory: long
+// deadLetterMaxAge is how long a generated dead-letter stream keeps an advisory: long
 // enough to get through a holiday; declare the stream to choose otherwise.
-const DeadLetterMaxAge = 7 * 24 * time.Hour
+const deadLetterMaxAge = 7 * 24 * time.Hour
 
 // expandGroups turns subject_mapping and consumer_group blocks into what the server
 // holds: stream subject transforms, one consumer per lane, dead-letter streams. Bad
@@ -263,7 +263,7 @@ func expandDeadLetters(m *model.Model) hcl.Diagnostics {
 				"Consumer %q of stream %q sends its dead letters to %q itself; name a separate stream such as %q.", c.Name, c.Stream, dl, c.Stream+"_DLQ"))
 			continue
 		}
-		subjects[dl] = append(subjects[dl], DeadLetterSubjects(c.Stream, c.Name)...)
+		subjects[dl] = append(subjects[dl], deadLetterSubjects(c.Stream, c.Name)...)
 		if decls[dl] == nil || declLess(c.DeadLetter.Decl, decls[dl]) {
 			decls[dl] = c.DeadLetter.Decl
 		}
@@ -290,15 +290,15 @@ func expandDeadLetters(m *model.Model) hcl.Diagnostics {
 			Storage:     server.FileStorage,
 			Retention:   server.LimitsPolicy,
 			Discard:     server.DiscardOld,
-			MaxAge:      DeadLetterMaxAge,
+			MaxAge:      deadLetterMaxAge,
 		}}
 	}
 	return diags
 }
 
-// DeadLetterSubjects are the advisory subjects a dead-letter stream captures for one
+// deadLetterSubjects are the advisory subjects a dead-letter stream captures for one
 // consumer: messages that exhausted max_deliver, and messages a worker terminated.
-func DeadLetterSubjects(stream, consumer string) []string {
+func deadLetterSubjects(stream, consumer string) []string {
 	return []string{
 		server.JSAdvisoryConsumerMaxDeliveryExceedPre + "." + stream + "." + consumer,
 		server.JSAdvisoryConsumerMsgTerminatedPre + "." + stream + "." + consumer,

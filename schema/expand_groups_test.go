@@ -92,7 +92,7 @@ consumer_group "fulfilment" {
 		if c.Group != "consumer_group.fulfilment" || c.Decl == nil || c.Decl.Range.Start.Line != 15 {
 			t.Errorf("lane %s group %q decl %v", name, c.Group, c.Decl)
 		}
-		dlq = append(dlq, DeadLetterSubjects("ORDERS", name)...)
+		dlq = append(dlq, deadLetterSubjects("ORDERS", name)...)
 	}
 	if len(m.ConsumersOf("ORDERS")) != 4 {
 		t.Fatalf("want 4 lanes, got %d consumers", len(m.ConsumersOf("ORDERS")))
@@ -102,7 +102,7 @@ consumer_group "fulfilment" {
 		t.Fatal("dead-letter stream not generated")
 	}
 	if !slices.Equal(d.Config.Subjects, dlq) || d.Config.Storage != server.FileStorage ||
-		d.Config.Retention != server.LimitsPolicy || d.Config.MaxAge != DeadLetterMaxAge {
+		d.Config.Retention != server.LimitsPolicy || d.Config.MaxAge != deadLetterMaxAge {
 		t.Fatalf("dead-letter stream = %+v", d.Config)
 	}
 	if d.Decl == nil || d.Decl.Range.Start.Line != 32 {
@@ -142,8 +142,8 @@ consumer "ORDERS" "audit" {
 	if m.Streams["ORDERS"].Config.SubjectTransform != nil {
 		t.Fatal("a shared group must not transform the stream")
 	}
-	want := append([]string{"dlq.manual"}, DeadLetterSubjects("ORDERS", "audit")...)
-	want = append(want, DeadLetterSubjects("ORDERS", "email")...)
+	want := append([]string{"dlq.manual"}, deadLetterSubjects("ORDERS", "audit")...)
+	want = append(want, deadLetterSubjects("ORDERS", "email")...)
 	if got := m.Streams["DLQ"].Config.Subjects; !slices.Equal(got, want) {
 		t.Fatalf("declared dead-letter stream subjects = %v, want %v", got, want)
 	}

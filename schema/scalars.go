@@ -174,7 +174,7 @@ func (d *decoder) size(v cty.Value, name string, goType reflect.Type, r hcl.Rang
 		}
 		n = x.(int64)
 	case cty.String:
-		x, err := ParseSize(v.AsString())
+		x, err := parseSize(v.AsString())
 		if err != nil {
 			d.errorf(r, "Invalid size", "%s: %s. Write a number of bytes or a string with a unit: \"512MiB\", \"10GB\" (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB).", name, err)
 			return nil, false
@@ -201,7 +201,7 @@ func (d *decoder) duration(v cty.Value, name string, r hcl.Range) (any, bool) {
 		d.errorf(r, "Invalid duration", "%s is a duration: write a string with a unit, like \"30s\", \"1h30m\" or \"7d\" (0 means none).", name)
 		return nil, false
 	case cty.String:
-		dur, err := ParseDuration(v.AsString())
+		dur, err := parseDuration(v.AsString())
 		if err != nil {
 			d.errorf(r, "Invalid duration", "%s: %s. Use Go duration syntax plus d for days: \"90s\", \"1h30m\", \"7d\".", name, err)
 			return nil, false

@@ -229,6 +229,6 @@ func referenceTargets(m *model.Model, addr string) ([]string, bool) {
 			cands = append(cands, "object_store."+n)
 		}
 	}
-	sortStrings(cands)
+	slices.Sort(cands)
 	return cands, false
 }

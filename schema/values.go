@@ -15,9 +15,9 @@ import (
 // durationToken is one number-and-unit part of a duration such as "1d12h".
 var durationToken = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h|d)`)
 
-// ParseDuration parses Go duration syntax extended with a "d" (24h) unit: "90s",
+// parseDuration parses Go duration syntax extended with a "d" (24h) unit: "90s",
 // "1h30m", "7d", "1d12h". Negative durations are refused: no JetStream field takes one.
-func ParseDuration(s string) (time.Duration, error) {
+func parseDuration(s string) (time.Duration, error) {
 	in := strings.TrimSpace(s)
 	if in == "" {
 		return 0, fmt.Errorf("empty duration")
@@ -67,10 +67,10 @@ var sizeUnits = map[string]int64{
 
 var sizePattern = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$`)
 
-// ParseSize parses a byte size: a whole number, or a number with a unit B, KB, MB,
+// parseSize parses a byte size: a whole number, or a number with a unit B, KB, MB,
 // GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), in any case.
 // "-1" is returned as -1 for fields where the server reads it as unlimited.
-func ParseSize(s string) (int64, error) {
+func parseSize(s string) (int64, error) {
 	in := strings.TrimSpace(s)
 	if in == "-1" {
 		return -1, nil

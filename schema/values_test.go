@@ -29,9 +29,9 @@ func TestParseDuration(t *testing.T) {
 		{"999999999999d", 0, true},
 	}
 	for _, c := range cases {
-		got, err := ParseDuration(c.in)
+		got, err := parseDuration(c.in)
 		if (err != nil) != c.err || got != c.want {
-			t.Errorf("ParseDuration(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
+			t.Errorf("parseDuration(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
 		}
 	}
 }
@@ -61,9 +61,9 @@ func TestParseSize(t *testing.T) {
 		{"99999999TiB", 0, true},
 	}
 	for _, c := range cases {
-		got, err := ParseSize(c.in)
+		got, err := parseSize(c.in)
 		if (err != nil) != c.err || got != c.want {
-			t.Errorf("ParseSize(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
+			t.Errorf("parseSize(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
 		}
 	}
 }

@@ -16,7 +16,10 @@ import (
 // previous sample, from which rates and drain estimates are computed. It does no I/O.
 func Evaluate(desired *model.Model, cur, prev *Sample, th Thresholds) *Report {
 	live := cur.Live
-	r := &Report{FormatVersion: FormatVersion, Target: live.Target, Time: cur.Time, Offline: live.Offline}
+	r := &Report{FormatVersion: FormatVersion, Target: live.Target, Time: cur.Time}
+	for _, o := range live.Offline {
+		r.Offline = append(r.Offline, o.String())
+	}
 	streams := Streams(desired)
 	byKey := map[model.ConsumerKey]*Consumer{}
 	for _, k := range desired.ConsumerKeys() {

@@ -298,6 +298,11 @@ const (
 	formatText     Format = "text"
 	formatJSON     Format = "json"
 	formatMarkdown Format = "markdown"
+	// status only
+	formatPrometheus Format = "prometheus"
+	// permissions only
+	formatNATSServer Format = "nats-server"
+	formatNSC        Format = "nsc"
 )
 
 // formatFlag declares --format with the formats the command accepts, the first the default.

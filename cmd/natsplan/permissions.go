@@ -15,7 +15,7 @@ import (
 type permissionsOptions struct {
 	Paths    []string
 	Services []string
-	Format   string
+	Format   Format
 }
 
 func newCmdPermissions(f *Factory) *cobra.Command {
@@ -36,14 +36,14 @@ server is needed. With --js-domain the JetStream API subjects are those of that 
   natsplan permissions --service natsplan-plan --format nsc`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
-			if err := checkFormat(o.Format, "json", "nats-server", "nsc"); err != nil {
+			if err := checkFormat(o.Format, formatJSON, formatNATSServer, formatNSC); err != nil {
 				return err
 			}
 			return runPermissions(c.Context(), f, o)
 		},
 	}
 	c.Flags().StringArrayVar(&o.Services, "service", nil, "print only this service or role (repeatable)")
-	formatFlag(c, &o.Format, "json", "nats-server", "nsc")
+	formatFlag(c, &o.Format, formatJSON, formatNATSServer, formatNSC)
 	return c
 }
 
@@ -71,9 +71,9 @@ func runPermissions(ctx context.Context, f *Factory, o *permissionsOptions) erro
 		}
 	}
 	switch o.Format {
-	case "nats-server":
+	case formatNATSServer:
 		return permissions.WriteServerConfig(f.IO.Out, roles)
-	case "nsc":
+	case formatNSC:
 		return permissions.WriteNSC(f.IO.Out, roles)
 	}
 	return render.WriteJSON(f.IO.Out, permissions.Document(roles))

@@ -15,14 +15,14 @@ import (
 
 type statusOptions struct {
 	Paths      []string
-	Format     string
+	Format     Format
 	Watch      time.Duration
 	Thresholds status.Thresholds
 }
 
 func newCmdStatus(f *Factory) *cobra.Command {
 	o := &statusOptions{Thresholds: status.DefaultThresholds()}
-	formats := []string{"text", "json", "prometheus"}
+	formats := []Format{formatText, formatJSON, formatPrometheus}
 	c := &cobra.Command{
 		Use:   "status [PATH...]",
 		Short: "Read the live counters of what the files declare and name the condition that holds",
@@ -44,7 +44,7 @@ Exit codes: 0 healthy; 2 a condition holds or a declared consumer is missing; 1 
 			if o.Watch < 0 || (o.Watch > 0 && o.Watch < 100*time.Millisecond) {
 				return usageErr("--watch %s is too short: use an interval of at least 100ms, such as 5s", o.Watch)
 			}
-			if o.Watch > 0 && o.Format == "prometheus" {
+			if o.Watch > 0 && o.Format == formatPrometheus {
 				return usageErr("--watch does not combine with --format prometheus: Prometheus computes rates itself; run status from cron or a textfile loop instead")
 			}
 			if o.Thresholds.LaneSkew < 1 {
@@ -128,9 +128,9 @@ func (f *Factory) watchStatus(ctx context.Context, desired *model.Model, prev *s
 // replaces the previous one; elsewhere reports follow each other (JSON one per line).
 func (f *Factory) writeStatus(r *status.Report, o *statusOptions, again bool) error {
 	switch o.Format {
-	case "json":
+	case formatJSON:
 		return status.JSON(f.IO.Out, r, o.Watch > 0)
-	case "prometheus":
+	case formatPrometheus:
 		return status.Prometheus(f.IO.Out, r)
 	}
 	if again {

@@ -55,7 +55,7 @@ type Options struct {
 	// ConfigDir/nats/context. Empty means $XDG_CONFIG_HOME, else ~/.config.
 	ConfigDir string
 
-	// envErr is a bad value found by FromEnv, reported by Dial.
+	// envErr is a bad value found by FromEnv, reported by dial.
 	envErr error
 }
 
@@ -65,7 +65,7 @@ type Options struct {
 // NATS_TIMEOUT)
 // and XDG_CONFIG_HOME or HOME for ConfigDir. Like the nats CLI, the JetStream domain
 // has no variable: it comes from --js-domain or the context. A bad NATS_TIMEOUT is
-// reported by Dial.
+// reported by dial.
 func (o *Options) FromEnv(getenv func(string) string) {
 	fill := func(dst *string, name string) {
 		if *dst == "" {
@@ -104,14 +104,14 @@ func (o *Options) FromEnv(getenv func(string) string) {
 	}
 }
 
-// Dial resolves the context (the named one, else the selected one, else none), lays
+// dial resolves the context (the named one, else the selected one, else none), lays
 // the options over it, and connects. It returns the connection and the JetStream
 // domain to manage ("" for the account's own JetStream).
-func Dial(ctx context.Context, o Options) (*nats.Conn, string, error) {
+func dial(ctx context.Context, o Options) (*nats.Conn, string, error) {
 	return DialWith(ctx, o)
 }
 
-// DialWith is Dial with further nats.go options, applied after the context's (error
+// DialWith is dial with further nats.go options, applied after the context's (error
 // handlers, reconnect behaviour).
 func DialWith(ctx context.Context, o Options, extra ...nats.Option) (*nats.Conn, string, error) {
 	if o.envErr != nil {

@@ -81,9 +81,9 @@ func TestFromEnvBadTimeout(t *testing.T) {
 		}
 		return ""
 	})
-	_, _, err := Dial(context.Background(), o)
+	_, _, err := dial(context.Background(), o)
 	if err == nil || !strings.Contains(err.Error(), `NATS_TIMEOUT="soon"`) || !strings.Contains(err.Error(), "--timeout") {
-		t.Fatalf("Dial with bad NATS_TIMEOUT: got %v, want an error naming the variable and the flag", err)
+		t.Fatalf("dial with bad NATS_TIMEOUT: got %v, want an error naming the variable and the flag", err)
 	}
 }
 
@@ -198,11 +198,11 @@ func TestDial(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Timeout = 2 * time.Second
-			nc, domain, err := Dial(context.Background(), tc.o)
+			nc, domain, err := dial(context.Background(), tc.o)
 			if tc.wantErr != nil {
 				if err == nil {
 					nc.Close()
-					t.Fatalf("Dial succeeded, want an error containing %q", tc.wantErr)
+					t.Fatalf("dial succeeded, want an error containing %q", tc.wantErr)
 				}
 				for _, w := range tc.wantErr {
 					if !strings.Contains(err.Error(), w) {
@@ -215,7 +215,7 @@ func TestDial(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("Dial: %v", err)
+				t.Fatalf("dial: %v", err)
 			}
 			defer nc.Close()
 			if got := nc.ConnectedUrl(); got != tc.wantURL {
@@ -261,10 +261,10 @@ func TestDialCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s := startAuthServer(t, func(*server.Options) {})
-	nc, _, err := Dial(ctx, Options{Server: s.ClientURL(), ConfigDir: t.TempDir()})
+	nc, _, err := dial(ctx, Options{Server: s.ClientURL(), ConfigDir: t.TempDir()})
 	if err == nil {
 		nc.Close()
-		t.Fatal("Dial with a cancelled context succeeded")
+		t.Fatal("dial with a cancelled context succeeded")
 	}
 }
 

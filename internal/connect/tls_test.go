@@ -99,11 +99,11 @@ func TestDialTLS(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.ConfigDir, tc.o.Timeout = cfg, 2*time.Second
-			nc, _, err := Dial(context.Background(), tc.o)
+			nc, _, err := dial(context.Background(), tc.o)
 			if tc.wantErr != "" {
 				if err == nil {
 					nc.Close()
-					t.Fatalf("Dial succeeded, want an error containing %q", tc.wantErr)
+					t.Fatalf("dial succeeded, want an error containing %q", tc.wantErr)
 				}
 				if !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("error %q does not contain %q", err, tc.wantErr)
@@ -111,7 +111,7 @@ func TestDialTLS(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("Dial: %v", err)
+				t.Fatalf("dial: %v", err)
 			}
 			defer nc.Close()
 			if !nc.TLSRequired() {
@@ -135,14 +135,14 @@ func TestDialTLSFirst(t *testing.T) {
 	s := testsrv.StartOptions(t, &server.Options{Host: "127.0.0.1", Port: -1, TLS: true, TLSConfig: tc, TLSHandshakeFirst: true})
 	url := strings.Replace(s.ClientURL(), "nats://", "tls://", 1)
 	o := Options{Server: url, TLSCA: p.ca, TLSFirst: true, ConfigDir: t.TempDir(), Timeout: 2 * time.Second}
-	nc, _, err := Dial(context.Background(), o)
+	nc, _, err := dial(context.Background(), o)
 	if err != nil {
-		t.Fatalf("Dial with --tlsfirst: %v", err)
+		t.Fatalf("dial with --tlsfirst: %v", err)
 	}
 	nc.Close()
 	o.TLSFirst, o.Timeout = false, 500*time.Millisecond
-	if nc, _, err := Dial(context.Background(), o); err == nil {
+	if nc, _, err := dial(context.Background(), o); err == nil {
 		nc.Close()
-		t.Fatal("Dial without --tlsfirst reached a handshake-first server")
+		t.Fatal("dial without --tlsfirst reached a handshake-first server")
 	}
 }

@@ -34,16 +34,16 @@ import (
 // Defaults of the lock settings.
 const (
 	DefaultBucket = model.DefaultLockBucket
-	DefaultTTL    = 30 * time.Second
-	// MinTTL keeps the refresh interval (TTL/3) well above a request's round trip.
-	MinTTL = 300 * time.Millisecond
+	defaultTTL    = 30 * time.Second
+	// minTTL keeps the refresh interval (TTL/3) well above a request's round trip.
+	minTTL = 300 * time.Millisecond
 )
 
-// MetaRole marks the lock bucket in its metadata, so that plans can recognise it as
+// metaRole marks the lock bucket in its metadata, so that plans can recognise it as
 // natsplan's own and not report it as unmanaged.
 const (
-	MetaRole  = model.MetaRole
-	RoleValue = model.RoleLock
+	metaRole  = model.MetaRole
+	roleValue = model.RoleLock
 )
 
 // Options configure Acquire.
@@ -51,11 +51,11 @@ type Options struct {
 	// Bucket is the KV bucket holding the leases (DefaultBucket when empty). It is
 	// created on first use.
 	Bucket string
-	// TTL is how long a lease lives without a refresh (DefaultTTL when zero).
+	// TTL is how long a lease lives without a refresh (defaultTTL when zero).
 	TTL time.Duration
 	// Wait is how long to wait for a held lease; zero fails at once.
 	Wait time.Duration
-	// Holder names this process in the lease (DefaultHolder() when empty).
+	// Holder names this process in the lease (defaultHolder() when empty).
 	Holder string
 	// Domain is the JetStream domain, if any.
 	Domain string
@@ -142,8 +142,8 @@ func (e *LostError) Unwrap() error { return e.Err }
 // validKey is nats.go's rule for KV keys: the project is the key.
 var validKey = regexp.MustCompile(`^[-/_=.a-zA-Z0-9]+$`)
 
-// DefaultHolder names this process: user@host pid N.
-func DefaultHolder() string {
+// defaultHolder names this process: user@host pid N.
+func defaultHolder() string {
 	host, err := os.Hostname()
 	if err != nil {
 		host = "unknown-host"
@@ -162,8 +162,8 @@ func Acquire(ctx context.Context, nc *nats.Conn, project string, o Options) (*Le
 	if !validKey.MatchString(project) {
 		return nil, fmt.Errorf("apply lock: project %q is not a valid KV key: use letters, digits and -/_=. in the project name", project)
 	}
-	if o.TTL < MinTTL {
-		return nil, fmt.Errorf("apply lock: ttl %s is below the minimum %s: raise the lock ttl", o.TTL, MinTTL)
+	if o.TTL < minTTL {
+		return nil, fmt.Errorf("apply lock: ttl %s is below the minimum %s: raise the lock ttl", o.TTL, minTTL)
 	}
 	kv, err := bucket(ctx, nc, o)
 	if err != nil {
@@ -178,10 +178,10 @@ func withDefaults(o Options) Options {
 		o.Bucket = DefaultBucket
 	}
 	if o.TTL == 0 {
-		o.TTL = DefaultTTL
+		o.TTL = defaultTTL
 	}
 	if o.Holder == "" {
-		o.Holder = DefaultHolder()
+		o.Holder = defaultHolder()
 	}
 	return o
 }
@@ -210,7 +210,7 @@ func bucket(ctx context.Context, nc *nats.Conn, o Options) (jetstream.KeyValue, 
 		Description: "natsplan apply locks: one lease per project",
 		History:     1,
 		Replicas:    o.Replicas,
-		Metadata:    map[string]string{MetaRole: RoleValue},
+		Metadata:    map[string]string{metaRole: roleValue},
 	})
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		// Another process created it first.

@@ -16,7 +16,7 @@ import (
 	"github.com/natsplan/natsplan/internal/testsrv"
 )
 
-// Short TTLs keep the tests fast; MinTTL is the floor.
+// Short TTLs keep the tests fast; minTTL is the floor.
 const testTTL = 600 * time.Millisecond
 
 // Several applies, each on its own connection as separate processes would be, contend
@@ -189,8 +189,8 @@ func TestLeaseLostWhenTakenOver(t *testing.T) {
 		t.Errorf("releasing a lost lease deleted the new holder's: holder %q", got)
 	}
 	md := bucketMetadata(t, js, DefaultBucket)
-	if md[MetaRole] != RoleValue {
-		t.Errorf("lock bucket metadata = %v, want %s=%s", md, MetaRole, RoleValue)
+	if md[metaRole] != roleValue {
+		t.Errorf("lock bucket metadata = %v, want %s=%s", md, metaRole, roleValue)
 	}
 }
 

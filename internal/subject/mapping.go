@@ -62,7 +62,7 @@ var multiToken = []string{"split", "splitfromleft", "splitfromright", "slicefrom
 // ParseMapping validates a subject_mapping with the server's own mapping validator and
 // natsplan's stricter rules: at least one partition, key indexes within the source's
 // wildcards, no literal source, and a destination holding exactly one partition()
-// whose arguments are partitions and key. dest "" means DefaultDestination. The
+// whose arguments are partitions and key. dest "" means defaultDestination. The
 // error is a *MappingError.
 func ParseMapping(src, dest string, n int, key []int) (*PartitionMapping, error) {
 	if src == "" || !server.IsValidSubject(src) {
@@ -87,7 +87,7 @@ func ParseMapping(src, dest string, n int, key []int) (*PartitionMapping, error)
 	}
 	field := "destination"
 	if dest == "" {
-		dest, field = DefaultDestination(src, n, key), "source"
+		dest, field = defaultDestination(src, n, key), "source"
 	}
 	if err := server.ValidateMapping(src, dest); err != nil {
 		return nil, &MappingError{field, fmt.Sprintf("the server refuses the transform %q -> %q: %v", src, dest, err)}

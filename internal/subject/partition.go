@@ -56,11 +56,11 @@ func wildcardPositions(subject string) []int {
 	return pos
 }
 
-// DefaultDestination is the destination natsplan writes for a subject_mapping without
+// defaultDestination is the destination natsplan writes for a subject_mapping without
 // one: the partition number as the first token, then the source with each `*` replaced
 // by its {{wildcard(i)}} and a trailing `>` kept, the layout orbit.go consumer groups
 // expect.
-func DefaultDestination(src string, n int, key []int) string {
+func defaultDestination(src string, n int, key []int) string {
 	args := []string{strconv.Itoa(n)}
 	for _, k := range key {
 		args = append(args, strconv.Itoa(k))

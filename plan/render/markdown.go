@@ -11,18 +11,18 @@ import (
 	"github.com/natsplan/natsplan/plan"
 )
 
-// MarkdownLimit is the most characters Markdown writes. GitHub refuses comments over
+// markdownLimit is the most characters Markdown writes. GitHub refuses comments over
 // 65,536 characters; the margin leaves room for a CI job's own header line.
-const MarkdownLimit = 65000
+const markdownLimit = 65000
 
 // Markdown writes the plan for a pull-request comment: the counts and every
 // destructive change first, then error findings, then the changes in collapsible
 // sections per kind, warnings and unmanaged objects. It never writes more than
-// MarkdownLimit characters: what does not fit is summarised at the end of its
+// markdownLimit characters: what does not fit is summarised at the end of its
 // section, but destructive changes are always all listed, more compactly as the plan
 // grows (see docs/ci.md).
 func Markdown(w io.Writer, p *plan.Plan) error {
-	_, err := io.WriteString(w, markdownDoc(p, MarkdownLimit))
+	_, err := io.WriteString(w, markdownDoc(p, markdownLimit))
 	return err
 }
 

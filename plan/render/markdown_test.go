@@ -77,8 +77,8 @@ func TestMarkdownStaysPostable(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := buf.String()
-			if len(out) > MarkdownLimit {
-				t.Fatalf("markdown is %d characters, over the %d limit", len(out), MarkdownLimit)
+			if len(out) > markdownLimit {
+				t.Fatalf("markdown is %d characters, over the %d limit", len(out), markdownLimit)
 			}
 			head := fmt.Sprintf("**%d to create, %d to update, %d to delete, %d to replace, 0 to adopt.**",
 				tc.creates, tc.updates, tc.deletes, tc.replaces)
@@ -318,7 +318,7 @@ func TestMarkdownHugeItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	if len(out) > MarkdownLimit {
+	if len(out) > markdownLimit {
 		t.Fatalf("markdown is %d characters", len(out))
 	}
 	listed, _, notListed := parseDestructive(t, out)
