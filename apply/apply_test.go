@@ -11,6 +11,7 @@ import (
 
 	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -19,7 +20,7 @@ import (
 // KV bucket and consumers, and checks the server's state and that no change started
 // before what it depends on finished.
 func TestRunOrder(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	seedStream(t, c, "UPD", `{"subjects":["upd.>"],"max_msgs":10}`)
 	seedConsumer(t, c, "UPD", "uc", `{"ack_policy":"explicit","ack_wait":30000000000}`)
 	seedConsumer(t, c, "UPD", "rc", `{"ack_policy":"explicit","deliver_policy":"all"}`)
@@ -105,7 +106,7 @@ func TestRunOrder(t *testing.T) {
 // TestRunFailure checks that a change the server refuses fails, that what depends on
 // it (also transitively) is skipped and sent nothing, and that everything else is done.
 func TestRunFailure(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	p := &plan.Plan{Changes: []*plan.Change{
 		// The server refuses a max_age under 100ms.
 		stream(plan.ActCreate, "BAD", 1, `{"subjects":["bad.>"],"max_age":1000000}`),
@@ -193,7 +194,7 @@ func TestRunFailure(t *testing.T) {
 // TestRunRefuses checks the refusals: nothing is sent, every change is refused, and the
 // error says which flag or fix is needed. The last cases are allowed by their flags.
 func TestRunRefuses(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	seedStream(t, c, "KEEP", `{"subjects":["keep.>"]}`)
 	seedConsumer(t, c, "KEEP", "k", `{"ack_policy":"explicit"}`)
 	if _, err := c.NC.Request("keep.a", []byte("x"), 5*time.Second); err != nil {

@@ -8,22 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
-	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
-
-// client starts a server for the test and returns a client of it.
-func client(t testing.TB) *jsapi.Client {
-	t.Helper()
-	s := testsrv.Start(t)
-	return jsapi.New(testsrv.Connect(t, s), "", 5*time.Second)
-}
 
 // stream is a stream change; cfg is the config JSON without the name.
 func stream(a plan.Action, name string, step int, cfg string, deps ...string) *plan.Change {

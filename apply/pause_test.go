@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/plan"
 )
 
 // TestRunPause checks pause_until, which the server honours only when it creates a
 // consumer: apply pauses and resumes through the PAUSE API where the write did not.
 func TestRunPause(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	seedStream(t, c, "P", `{"subjects":["p.>"]}`)
 	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	later := until.Add(time.Hour)

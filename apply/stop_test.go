@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -21,7 +22,7 @@ func TestRunStop(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("parallelism %d", tc.par), func(t *testing.T) {
-			c := client(t)
+			c := testkit.Client(t)
 			var changes []*plan.Change
 			for i := 1; i <= 6; i++ {
 				changes = append(changes, stream(plan.ActCreate, fmt.Sprintf("S%d", i), 1, fmt.Sprintf(`{"subjects":["s%d.>"]}`, i)))

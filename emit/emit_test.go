@@ -2,9 +2,7 @@ package emit
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +16,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/observe"
@@ -132,12 +131,12 @@ func createFixtures(t *testing.T, nc *nats.Conn, owner string) {
 		if cfg.Name == "LIM" && owner != "" {
 			cfg.Metadata[model.MetaPreventDestroy] = "true"
 		}
-		request(t, nc, "$JS.API.STREAM.CREATE."+cfg.Name, cfg)
+		testkit.Request(t, nc, "$JS.API.STREAM.CREATE."+cfg.Name, cfg)
 	}
 	for stream, cs := range importConsumers() {
 		for _, cfg := range cs {
 			cfg.Metadata = mark(cfg.Metadata)
-			request(t, nc, "$JS.API.CONSUMER.CREATE."+stream+"."+cfg.Durable,
+			testkit.Request(t, nc, "$JS.API.CONSUMER.CREATE."+stream+"."+cfg.Durable,
 				server.CreateConsumerRequest{Stream: stream, Config: cfg, Action: server.ActionCreate})
 		}
 	}
@@ -172,9 +171,9 @@ func createFixtures(t *testing.T, nc *nats.Conn, owner string) {
 		t.Fatal(err)
 	}
 	// A durable on a KV stream, and an ephemeral that import leaves out.
-	request(t, nc, "$JS.API.CONSUMER.CREATE.KV_plain.audit", server.CreateConsumerRequest{Stream: "KV_plain",
+	testkit.Request(t, nc, "$JS.API.CONSUMER.CREATE.KV_plain.audit", server.CreateConsumerRequest{Stream: "KV_plain",
 		Config: server.ConsumerConfig{Durable: "audit", AckPolicy: server.AckExplicit, Metadata: mark(nil)}})
-	request(t, nc, "$JS.API.CONSUMER.CREATE.PLAIN", server.CreateConsumerRequest{Stream: "PLAIN",
+	testkit.Request(t, nc, "$JS.API.CONSUMER.CREATE.PLAIN", server.CreateConsumerRequest{Stream: "PLAIN",
 		Config: server.ConsumerConfig{AckPolicy: server.AckNone}})
 }
 
@@ -220,7 +219,7 @@ func TestImportPlansNoChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.HasChanges() || p.HasErrors() {
-		t.Fatalf("the plan of an import is not empty:\n%s\n%s", describe(p), out)
+		t.Fatalf("the plan of an import is not empty:\n%s\n%s", testkit.Describe(p), out)
 	}
 }
 
@@ -243,7 +242,7 @@ func TestImportOfUnownedObjectsOnlyAdopts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.HasErrors() || len(p.Changes) == 0 {
-		t.Fatalf("want adopts only:\n%s", describe(p))
+		t.Fatalf("want adopts only:\n%s", testkit.Describe(p))
 	}
 	for _, c := range p.Changes {
 		if c.Action != plan.ActAdopt {
@@ -262,7 +261,7 @@ func TestImportReplicasAndPlacement(t *testing.T) {
 	c := testsrv.StartCluster(t)
 	nc := testsrv.Connect(t, c.Servers[0])
 	mark := map[string]string{model.MetaProject: project}
-	request(t, nc, "$JS.API.STREAM.CREATE.R3", server.StreamConfig{Name: "R3", Replicas: 3, Storage: server.FileStorage,
+	testkit.Request(t, nc, "$JS.API.STREAM.CREATE.R3", server.StreamConfig{Name: "R3", Replicas: 3, Storage: server.FileStorage,
 		Placement: &server.Placement{Cluster: "c"}, Metadata: mark})
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -292,7 +291,7 @@ func TestImportReplicasAndPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.HasChanges() || p.HasErrors() {
-		t.Fatalf("the plan of an import is not empty:\n%s\n%s", describe(p), out)
+		t.Fatalf("the plan of an import is not empty:\n%s\n%s", testkit.Describe(p), out)
 	}
 }
 
@@ -301,8 +300,8 @@ func TestImportReplicasAndPlacement(t *testing.T) {
 func TestImportNamesGroupConsumers(t *testing.T) {
 	s := testsrv.Start(t)
 	nc := testsrv.Connect(t, s)
-	request(t, nc, "$JS.API.STREAM.CREATE.ORDERS", server.StreamConfig{Name: "ORDERS", Storage: server.FileStorage})
-	request(t, nc, "$JS.API.CONSUMER.CREATE.ORDERS.fulfilment-0", server.CreateConsumerRequest{Stream: "ORDERS",
+	testkit.Request(t, nc, "$JS.API.STREAM.CREATE.ORDERS", server.StreamConfig{Name: "ORDERS", Storage: server.FileStorage})
+	testkit.Request(t, nc, "$JS.API.CONSUMER.CREATE.ORDERS.fulfilment-0", server.CreateConsumerRequest{Stream: "ORDERS",
 		Config: server.ConsumerConfig{Durable: "fulfilment-0", AckPolicy: server.AckExplicit,
 			Metadata: map[string]string{model.MetaProject: project, model.MetaGroup: "consumer_group.fulfilment"}}})
 	out, err := Import(observeLive(t, nc), Options{})
@@ -474,36 +473,4 @@ func golden(t *testing.T, name string, got []byte) {
 	if string(want) != string(got) {
 		t.Errorf("import differs from %s (check, then run with -update):\n%s", path, got)
 	}
-}
-
-func request(t *testing.T, nc *nats.Conn, subject string, body any) {
-	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg, err := nc.Request(subject, b, 5*time.Second)
-	if err != nil {
-		t.Fatalf("%s: %v", subject, err)
-	}
-	var resp struct {
-		Error *server.ApiError `json:"error"`
-	}
-	if err := json.Unmarshal(msg.Data, &resp); err != nil || resp.Error != nil {
-		t.Fatalf("%s: %v %v", subject, err, resp.Error)
-	}
-}
-
-func describe(p *plan.Plan) string {
-	var b strings.Builder
-	for _, c := range p.Changes {
-		fmt.Fprintf(&b, "%s %s\n", c.Action, c.Address)
-		for _, f := range c.Fields {
-			fmt.Fprintf(&b, "    %s: %v -> %v\n", f.Path, f.Before, f.After)
-		}
-	}
-	for _, f := range p.Findings {
-		fmt.Fprintf(&b, "%s %s %s: %s\n", f.Severity, f.Code, f.Address, f.Message)
-	}
-	return b.String()
 }

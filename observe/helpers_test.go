@@ -10,15 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
-	"github.com/natsplan/natsplan/internal/testsrv"
 )
-
-// client starts a server for the test and returns a JetStream API client on it.
-func client(t testing.TB) *jsapi.Client {
-	t.Helper()
-	s := testsrv.Start(t)
-	return jsapi.New(testsrv.Connect(t, s), "", 10*time.Second)
-}
 
 // mustRequest sends a raw JetStream API request and fails the test on an error reply.
 func mustRequest(t testing.TB, c *jsapi.Client, subject string, body any) {

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -45,7 +46,7 @@ func TestClassify(t *testing.T) {
 // TestReadKinds creates buckets with nats.go, the way applications do, and checks
 // that observe recognises what it made.
 func TestReadKinds(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	ctx := context.Background()
 	js, err := jetstream.New(c.NC)
 	if err != nil {
@@ -98,7 +99,7 @@ func TestReadKinds(t *testing.T) {
 // TestReadSourcingConsumer checks that the durable consumer a sourcing stream makes
 // on an interest-retention origin is read and recognised as the server's own.
 func TestReadSourcingConsumer(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	ctx := context.Background()
 	addStream(t, c, `{"name":"ORIGIN","subjects":["orig.>"],"retention":"interest","storage":"memory"}`)
 	addConsumer(t, c, "ORIGIN", "worker", "")

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/internal/jsapi"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 )
@@ -21,7 +22,7 @@ import (
 // one list page (256), and checks that every object arrives once with its config
 // and state.
 func TestReadPaging(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	const nStreams, nConsumers = 300, 300
 	for i := range nStreams {
 		addStream(t, c, fmt.Sprintf(`{"name":"S%03d","subjects":["s.%03d"],"storage":"memory","max_msgs":%d}`, i, i, i+1))
@@ -82,7 +83,7 @@ func TestReadPaging(t *testing.T) {
 }
 
 func TestReadTarget(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	m, err := Read(context.Background(), c, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestReadDomain(t *testing.T) {
 }
 
 func TestReadObjects(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	addStream(t, c, `{"name":"A","subjects":["a.>"],"storage":"memory","metadata":{"team":"x"}}`)
 	addStream(t, c, `{"name":"B","subjects":["b.>"],"storage":"memory"}`)
 	addConsumer(t, c, "A", "c1", `,"max_ack_pending":7`)
@@ -251,7 +252,7 @@ func TestReadObjects(t *testing.T) {
 
 // TestReadCancelled proves a read stops with the context and says what it was doing.
 func TestReadCancelled(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	addStream(t, c, `{"name":"A","storage":"memory"}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -284,7 +285,7 @@ func TestRecordMissing(t *testing.T) {
 // (how many messages on how many subjects, and the oldest one's time by the server's
 // clock), and all consumers of only the streams asked for.
 func TestReadState(t *testing.T) {
-	c := client(t)
+	c := testkit.Client(t)
 	addStream(t, c, `{"name":"A","subjects":["a.>"],"storage":"memory"}`)
 	addStream(t, c, `{"name":"B","subjects":["b.>"],"storage":"memory"}`)
 	addConsumer(t, c, "A", "ca", "")

@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
@@ -60,25 +61,25 @@ func TestSeparateStepsOnCluster(t *testing.T) {
 				d2 := desiredModel([]server.StreamConfig{stream(tc.name, nil)}, nil)
 				p := mustCompute(t, d2, observeModel(t, nc, model.AccountLimits{}))
 				if chs := changesOf(p, "stream."+tc.name); len(chs) != 1 || chs[0].Phase != "" {
-					t.Fatalf("the way back is one change:\n%s", describe(p))
+					t.Fatalf("the way back is one change:\n%s", testkit.Describe(p))
 				}
 				d = d2
 			}
 			p := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{}))
 			chs := changesOf(p, "stream."+tc.name)
 			if len(chs) != tc.phases {
-				t.Fatalf("want %d parts:\n%s", tc.phases, describe(p))
+				t.Fatalf("want %d parts:\n%s", tc.phases, testkit.Describe(p))
 			}
 			for i, ch := range chs {
 				if i > 0 && ch.Step <= chs[i-1].Step {
-					t.Fatalf("parts are not in separate steps:\n%s", describe(p))
+					t.Fatalf("parts are not in separate steps:\n%s", testkit.Describe(p))
 				}
 			}
 			if err := applyPlan(t, nc, p); err != nil {
 				t.Fatal(err)
 			}
 			if again := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{})); again.HasChanges() {
-				t.Fatalf("plan after apply not empty:\n%s", describe(again))
+				t.Fatalf("plan after apply not empty:\n%s", testkit.Describe(again))
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -136,10 +137,10 @@ func TestOwnership(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustCompute(t, tc.desired, tc.live)
 			if d := cmp.Diff(tc.changes, summary(p)); d != "" {
-				t.Errorf("changes (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("changes (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			if d := cmp.Diff(tc.findings, codes(p)); d != "" {
-				t.Errorf("findings (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("findings (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			var un []string
 			for _, o := range p.Unmanaged {
@@ -156,7 +157,7 @@ func TestOwnership(t *testing.T) {
 func TestAdoptWritesMark(t *testing.T) {
 	p := mustCompute(t, desiredModel([]server.StreamConfig{stream("A", nil)}, nil), liveOf(5, liveObj{cfg: stream("A", nil)}))
 	if len(p.Changes) != 1 || p.Summary.Adopt != 1 {
-		t.Fatalf("want one adopt:\n%s", describe(p))
+		t.Fatalf("want one adopt:\n%s", testkit.Describe(p))
 	}
 	ch := p.Changes[0]
 	if len(ch.Fields) != 1 || ch.Fields[0].Path != "metadata" || ch.Reason == "" || ch.LiveHash == "" {
@@ -171,7 +172,7 @@ func TestAdoptWritesMark(t *testing.T) {
 func TestDeleteDataLossOverridable(t *testing.T) {
 	p := mustCompute(t, desiredModel(nil, nil), liveOf(5, liveObj{cfg: stream("A", nil), meta: owned, msgs: 3}))
 	if len(p.Findings) != 1 || p.Findings[0].Overridable != finding.OverrideDataLoss || !p.Changes[0].Destructive {
-		t.Fatalf("want an overridable NP301 and a destructive delete:\n%s", describe(p))
+		t.Fatalf("want an overridable NP301 and a destructive delete:\n%s", testkit.Describe(p))
 	}
 }
 
@@ -242,7 +243,7 @@ func TestOrdering(t *testing.T) {
 				got = append(got, strings.Join([]string{itoa(ch.Step), string(ch.Action), ch.Address}, " "))
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("order (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("order (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 		})
 	}
@@ -296,7 +297,7 @@ func TestChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustCompute(t, tc.desired, tc.live)
 			if d := cmp.Diff(tc.want, codes(p)); d != "" {
-				t.Errorf("findings (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("findings (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			for _, f := range p.Findings {
 				if f.Message == "" || f.Severity != finding.SevError {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -97,12 +98,12 @@ func TestDataLossStreamLimits(t *testing.T) {
 			}
 			if tc.path == "" {
 				if len(got) > 0 || len(p.Findings) > 0 {
-					t.Fatalf("want no finding:\n%s", describe(p))
+					t.Fatalf("want no finding:\n%s", testkit.Describe(p))
 				}
 				return
 			}
 			if len(got) != 1 {
-				t.Fatalf("want one NP302:\n%s", describe(p))
+				t.Fatalf("want one NP302:\n%s", testkit.Describe(p))
 			}
 			f := got[0]
 			if f.Severity != finding.SevError || f.Overridable != finding.OverrideDataLoss || f.Address != "stream.A" ||
@@ -127,7 +128,7 @@ func TestDataLossKVHistory(t *testing.T) {
 	l := lossState(liveOf(5, liveObj{cfg: kv(5), meta: owned, kind: model.KindKV}), "KV_cfg", 9, 3, time.Second)
 	p := mustCompute(t, desired, l)
 	if d := cmp.Diff([]string{"NP302 kv.cfg"}, codes(p)); d != "" {
-		t.Fatalf("findings (-want +got):\n%s\n%s", d, describe(p))
+		t.Fatalf("findings (-want +got):\n%s\n%s", d, testkit.Describe(p))
 	}
 	if !strings.Contains(p.Findings[0].Message, "history 1") {
 		t.Errorf("message %q does not say history", p.Findings[0].Message)
@@ -193,7 +194,7 @@ func TestDataLossConsumers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustCompute(t, tc.desired, tc.live)
 			if d := cmp.Diff(tc.findings, codes(p)); d != "" {
-				t.Fatalf("findings (-want +got):\n%s\n%s", d, describe(p))
+				t.Fatalf("findings (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			for _, f := range p.Findings {
 				if f.Severity != finding.SevError || f.Overridable != finding.OverrideDataLoss || !strings.Contains(f.Message, tc.says) {
@@ -247,10 +248,10 @@ func TestDataLossStreamDelete(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustCompute(t, desiredModel(nil, nil), tc.live)
 			if d := cmp.Diff(tc.changes, summary(p)); d != "" {
-				t.Errorf("changes (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("changes (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			if d := cmp.Diff(tc.findings, codes(p)); d != "" {
-				t.Errorf("findings (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("findings (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			for addr, want := range tc.reason {
 				if ch := changeAt(p, addr); ch == nil || !strings.Contains(ch.Reason, want) {
@@ -282,7 +283,7 @@ func TestDataLossAgainstNewState(t *testing.T) {
 	atPlan := liveOf(5, liveObj{cfg: stream("A", nil), meta: owned})
 	p := mustCompute(t, desiredModel(nil, nil), atPlan)
 	if len(p.Findings) != 0 {
-		t.Fatalf("an empty stream's delete has findings:\n%s", describe(p))
+		t.Fatalf("an empty stream's delete has findings:\n%s", testkit.Describe(p))
 	}
 	now := lossState(liveOf(5, liveObj{cfg: stream("A", nil), meta: owned, cons: []server.ConsumerConfig{pull("late", nil)}}), "A", 10, 1, time.Second)
 	got := plan.DataLoss(p, now)
@@ -348,10 +349,10 @@ func TestMetadataValidated(t *testing.T) {
 			}
 			p := mustCompute(t, desired, liveOf(5, obj))
 			if d := cmp.Diff(tc.changes, summary(p)); d != "" {
-				t.Errorf("changes (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("changes (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			if d := cmp.Diff(tc.findings, codes(p)); d != "" {
-				t.Errorf("findings (-want +got):\n%s\n%s", d, describe(p))
+				t.Errorf("findings (-want +got):\n%s\n%s", d, testkit.Describe(p))
 			}
 			for _, f := range p.Findings {
 				if f.Severity != finding.SevError || f.Overridable != "" || !strings.Contains(f.Message, tc.says) {
@@ -399,7 +400,7 @@ func TestOfflineConsumerKeepsItsStream(t *testing.T) {
 	live.Offline = []model.Offline{{Address: "consumer.A.gone", Reason: "peer offline"}}
 	p := mustCompute(t, desiredModel(nil, nil), live)
 	if d := cmp.Diff([]string{"NP406 stream.A"}, codes(p)); d != "" || len(p.Changes) != 0 {
-		t.Fatalf("findings (-want +got):\n%s\n%s", d, describe(p))
+		t.Fatalf("findings (-want +got):\n%s\n%s", d, testkit.Describe(p))
 	}
 
 	p = mustCompute(t, desiredModel(nil, nil), liveOf(5, liveObj{cfg: stream("A", nil), meta: owned}))

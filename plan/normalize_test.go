@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/embedded"
+	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
@@ -109,7 +111,7 @@ func TestNormaliseFidelity(t *testing.T) {
 		{"pedantic after", func(nc *nats.Conn, d *model.Model) error {
 			p := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{}))
 			if n := len(p.Changes); n != len(d.Streams)+len(d.Consumers) {
-				t.Fatalf("want a create for every object, got %d changes:\n%s", n, describe(p))
+				t.Fatalf("want a create for every object, got %d changes:\n%s", n, testkit.Describe(p))
 			}
 			return applyPlan(t, nc, p)
 		}},
@@ -135,8 +137,8 @@ func TestNormaliseFidelity(t *testing.T) {
 					len(live.Streams), consumers, len(d.Streams), len(d.Consumers))
 			}
 			p := mustCompute(t, d, live)
-			if p.HasChanges() || len(errorFindings(p)) > 0 {
-				t.Fatalf("plan after create is not empty:\n%s", describe(p))
+			if p.HasChanges() || len(finding.Errors(p.Findings)) > 0 {
+				t.Fatalf("plan after create is not empty:\n%s", testkit.Describe(p))
 			}
 		})
 	}
@@ -180,7 +182,7 @@ func TestNormaliseServerLimits(t *testing.T) {
 		t.Fatalf("normalised: max_ack_pending %d max_batch %d", want.MaxAckPending, want.MaxRequestBatch)
 	}
 	if p := mustCompute(t, d, live); p.HasChanges() {
-		t.Fatalf("plan not empty:\n%s", describe(p))
+		t.Fatalf("plan not empty:\n%s", testkit.Describe(p))
 	}
 }
 

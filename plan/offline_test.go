@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/model"
 )
 
@@ -19,7 +20,7 @@ func TestOfflineObjectsAreNotTouched(t *testing.T) {
 	live.Offline = []model.Offline{{Address: "stream.A", Reason: "peer offline"}, {Address: "consumer.B.c", Reason: "unsupported - required API level: 9"}}
 	p := mustCompute(t, desired, live)
 	if len(p.Changes) != 0 {
-		t.Fatalf("offline objects must not be planned:\n%s", describe(p))
+		t.Fatalf("offline objects must not be planned:\n%s", testkit.Describe(p))
 	}
 	got := codes(p)
 	want := []string{"NP406 consumer.B.c", "NP406 stream.A"}
@@ -38,6 +39,6 @@ func TestLockBucketIsNotUnmanaged(t *testing.T) {
 	live := liveOf(5, liveObj{cfg: stream("KV_natsplan_lock", nil), meta: map[string]string{model.MetaRole: "lock"}, kind: model.KindKV})
 	p := mustCompute(t, desiredModel(nil, nil), live)
 	if len(p.Unmanaged) != 0 || len(p.Changes) != 0 {
-		t.Fatalf("the lock bucket must be neither unmanaged nor changed:\n%s", describe(p))
+		t.Fatalf("the lock bucket must be neither unmanaged nor changed:\n%s", testkit.Describe(p))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
@@ -136,7 +137,7 @@ func TestRewritesReported(t *testing.T) {
 
 			p := mustCompute(t, desired, observeModel(t, nc, model.AccountLimits{}))
 			if f := rewriteFinding(p, tc.addr); f == nil || f.Severity != tc.sev || f.Range != rng {
-				t.Fatalf("want NP305 %s on %s at %s:\n%s", tc.sev, tc.addr, rng, describe(p))
+				t.Fatalf("want NP305 %s on %s at %s:\n%s", tc.sev, tc.addr, rng, testkit.Describe(p))
 			}
 			err := createDeclared(nc, desired)
 			if tc.refusedAtCreate {
@@ -152,20 +153,20 @@ func TestRewritesReported(t *testing.T) {
 			live := observeModel(t, nc, model.AccountLimits{})
 			p = mustCompute(t, desired, live)
 			if f := rewriteFinding(p, tc.addr); f == nil || f.Severity != tc.sev || f.Range != rng {
-				t.Fatalf("want NP305 %s on %s at %s against the created object:\n%s", tc.sev, tc.addr, rng, describe(p))
+				t.Fatalf("want NP305 %s on %s at %s against the created object:\n%s", tc.sev, tc.addr, rng, testkit.Describe(p))
 			}
 			chs := changesOf(p, tc.addr)
 			if tc.diff == "" {
 				if len(chs) > 0 {
-					t.Fatalf("the server keeps what normalisation fills in, yet the plan changes %s:\n%s", tc.addr, describe(p))
+					t.Fatalf("the server keeps what normalisation fills in, yet the plan changes %s:\n%s", tc.addr, testkit.Describe(p))
 				}
 				return
 			}
 			if len(chs) == 0 || !hasPath(chs[0].Fields, tc.diff) {
-				t.Fatalf("the server holds another %s than the file, and the plan does not show it:\n%s", tc.diff, describe(p))
+				t.Fatalf("the server holds another %s than the file, and the plan does not show it:\n%s", tc.diff, testkit.Describe(p))
 			}
 			if (chs[0].Blocked != "") != tc.np303 || tc.np303 && refusal(p, tc.addr, tc.diff) == nil {
-				t.Fatalf("blocked = %q, want NP303: %v\n%s", chs[0].Blocked, tc.np303, describe(p))
+				t.Fatalf("blocked = %q, want NP303: %v\n%s", chs[0].Blocked, tc.np303, testkit.Describe(p))
 			}
 			var drift *plan.Drift
 			for _, d := range plan.Drifted(p, false).Drift {
@@ -174,7 +175,7 @@ func TestRewritesReported(t *testing.T) {
 				}
 			}
 			if drift == nil || drift.Status != plan.DriftChanged || !hasPath(drift.Fields, tc.diff) {
-				t.Fatalf("drift does not report %s of %s:\n%s", tc.diff, tc.addr, describe(p))
+				t.Fatalf("drift does not report %s of %s:\n%s", tc.diff, tc.addr, testkit.Describe(p))
 			}
 
 			// What the server does with the declared value in pedantic mode.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
@@ -65,7 +66,7 @@ func TestRulesConsumerRefused(t *testing.T) {
 			addr := "consumer.CS." + name
 			p := mustCompute(t, consumerModel(to, false), observeModel(t, nc, model.AccountLimits{}))
 			if refusal(p, addr, tc.field) == nil || !blockedChange(p, addr, tc.field) {
-				t.Fatalf("want NP303 on %s and the change, blocked:\n%s", tc.field, describe(p))
+				t.Fatalf("want NP303 on %s and the change, blocked:\n%s", tc.field, testkit.Describe(p))
 			}
 			to.Metadata = withProject(nil)
 			live := observeModel(t, nc, model.AccountLimits{})
@@ -76,7 +77,7 @@ func TestRulesConsumerRefused(t *testing.T) {
 			p = converge(t, nc, consumerModel(to, true))
 			chs := changesOf(p, addr)
 			if len(chs) != 1 || chs[0].Action != plan.ActReplace || !chs[0].Destructive || !strings.Contains(chs[0].Reason, "ack state") {
-				t.Fatalf("want a destructive replace that says why:\n%s", describe(p))
+				t.Fatalf("want a destructive replace that says why:\n%s", testkit.Describe(p))
 			}
 		})
 	}
@@ -132,12 +133,12 @@ func TestRulesConsumerInPlace(t *testing.T) {
 				want = 0 // 1 equals the stream's replicas: the same as 0
 			}
 			if len(chs) != want {
-				t.Fatalf("want %d update:\n%s", want, describe(p))
+				t.Fatalf("want %d update:\n%s", want, testkit.Describe(p))
 			}
 			for _, ch := range chs {
 				for _, f := range ch.Fields {
 					if ch.Action != plan.ActUpdate || f.Rule != plan.RuleInPlace {
-						t.Fatalf("want in_place update:\n%s", describe(p))
+						t.Fatalf("want in_place update:\n%s", testkit.Describe(p))
 					}
 					if (f.Path == "pause_until") != (f.Via == "pause") {
 						t.Fatalf("pause_until must go through the PAUSE API, nothing else: %s via %q", f.Path, f.Via)

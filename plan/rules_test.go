@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/natsplan/natsplan/internal/finding"
+	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
@@ -19,14 +20,14 @@ import (
 func converge(t *testing.T, nc *nats.Conn, d *model.Model) *plan.Plan {
 	t.Helper()
 	p := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{}))
-	if errs := errorFindings(p); len(errs) > 0 {
-		t.Fatalf("plan has errors:\n%s", describe(p))
+	if errs := finding.Errors(p.Findings); len(errs) > 0 {
+		t.Fatalf("plan has errors:\n%s", testkit.Describe(p))
 	}
 	if err := applyPlan(t, nc, p); err != nil {
-		t.Fatalf("apply: %v\n%s", err, describe(p))
+		t.Fatalf("apply: %v\n%s", err, testkit.Describe(p))
 	}
-	if again := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{})); again.HasChanges() || len(errorFindings(again)) > 0 {
-		t.Fatalf("plan after apply is not empty:\n%s", describe(again))
+	if again := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{})); again.HasChanges() || len(finding.Errors(again.Findings)) > 0 {
+		t.Fatalf("plan after apply is not empty:\n%s", testkit.Describe(again))
 	}
 	return p
 }
@@ -110,7 +111,7 @@ func TestRulesStreamRefused(t *testing.T) {
 				p := converge(t, nc, desiredModel([]server.StreamConfig{fwd}, nil))
 				chs := changesOf(p, "stream."+name)
 				if len(chs) != 1 || chs[0].Action != plan.ActUpdate || !hasField(chs[0], tc.field, plan.RuleOneWay) {
-					t.Fatalf("forward change is not a one_way update:\n%s", describe(p))
+					t.Fatalf("forward change is not a one_way update:\n%s", testkit.Describe(p))
 				}
 			}
 			to := stream(name, tc.from)
@@ -118,10 +119,10 @@ func TestRulesStreamRefused(t *testing.T) {
 			d := desiredModel([]server.StreamConfig{to}, nil)
 			p := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{}))
 			if f := refusal(p, "stream."+name, tc.field); f == nil || f.Severity != finding.SevError || !strings.Contains(f.Message, ":") {
-				t.Fatalf("want an NP303 error naming %s:\n%s", tc.field, describe(p))
+				t.Fatalf("want an NP303 error naming %s:\n%s", tc.field, testkit.Describe(p))
 			}
 			if !blockedChange(p, "stream."+name, tc.field) {
-				t.Fatalf("want the refused change in the plan once, blocked, with %s marked:\n%s", tc.field, describe(p))
+				t.Fatalf("want the refused change in the plan once, blocked, with %s marked:\n%s", tc.field, testkit.Describe(p))
 			}
 			// What the server does with the change natsplan refused to plan.
 			to.Metadata = withProject(nil)
@@ -145,7 +146,7 @@ func TestRulesStreamSealedAtCreate(t *testing.T) {
 	p := mustCompute(t, desiredModel([]server.StreamConfig{cfg}, nil), observeModel(t, nc, model.AccountLimits{}))
 	chs := changesOf(p, "stream.SEALED")
 	if refusal(p, "stream.SEALED", "sealed") == nil || len(chs) != 1 || chs[0].Action != plan.ActCreate || chs[0].Blocked == "" {
-		t.Fatalf("want NP303 and a blocked create:\n%s", describe(p))
+		t.Fatalf("want NP303 and a blocked create:\n%s", testkit.Describe(p))
 	}
 	if err := createStreamRaw(nc, plan.NormalizeStream(cfg, nil), false); err == nil {
 		t.Fatal("server created a sealed stream")
@@ -231,12 +232,12 @@ func TestRulesStreamInPlace(t *testing.T) {
 			p := converge(t, nc, desiredModel([]server.StreamConfig{to}, nil))
 			chs := changesOf(p, "stream."+name)
 			if len(chs) != 1 || chs[0].Action != plan.ActUpdate || len(chs[0].Fields) == 0 {
-				t.Fatalf("want one update:\n%s", describe(p))
+				t.Fatalf("want one update:\n%s", testkit.Describe(p))
 			}
 			for _, f := range chs[0].Fields {
 				forward := f.Rule == plan.RuleOneWay && f.After == true
 				if f.Rule != plan.RuleInPlace && !forward {
-					t.Fatalf("field %s has rule %s:\n%s", f.Path, f.Rule, describe(p))
+					t.Fatalf("field %s has rule %s:\n%s", f.Path, f.Rule, testkit.Describe(p))
 				}
 			}
 		})

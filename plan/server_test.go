@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/natsplan/natsplan/internal/finding"
 	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
@@ -245,32 +244,6 @@ func mustCompute(t testing.TB, desired, live *model.Model) *plan.Plan {
 		t.Fatal(err)
 	}
 	return p
-}
-
-// describe renders a plan's changes and findings for a failure message.
-func describe(p *plan.Plan) string {
-	var b strings.Builder
-	for _, ch := range p.Changes {
-		fmt.Fprintf(&b, "  %d %s %s %s\n", ch.Step, ch.Action, ch.Address, ch.Phase)
-		for _, f := range ch.Fields {
-			fmt.Fprintf(&b, "      %s: %v -> %v (%s)\n", f.Path, f.Before, f.After, f.Rule)
-		}
-	}
-	for _, f := range p.Findings {
-		fmt.Fprintf(&b, "  %s %s %s: %s\n", f.Code, f.Severity, f.Address, f.Message)
-	}
-	return b.String()
-}
-
-// errorFindings returns the error findings of p.
-func errorFindings(p *plan.Plan) []*finding.Finding {
-	var out []*finding.Finding
-	for _, f := range p.Findings {
-		if f.Severity == finding.SevError {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // desiredModel builds a desired model of project "shop".
