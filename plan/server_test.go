@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,12 +11,15 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/natsplan/natsplan/internal/jsapi"
 	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
 )
 
-// This file is a small stand-in for observe and apply, written against the raw
-// JetStream API so the plan tests depend on nothing but the real server.
+// This file holds the server helpers of the plan tests: the live model is read by
+// observe itself; changes are sent with raw JetStream API requests, as a user or
+// another tool would.
 
 // apiErr is a JetStream API error response.
 type apiErr struct {
@@ -175,65 +179,17 @@ func applyChange(nc *nats.Conn, ch *plan.Change) error {
 	return fmt.Errorf("unexpected consumer action %s", ch.Action)
 }
 
-// observeModel reads every stream and consumer into a live model, with limits.
+// observeModel reads the server with observe, as plan and apply do, and sets the
+// account limits the test asks for (none: model.AccountLimits{}) instead of the
+// server's, so that a test states the limits it checks against.
 func observeModel(t testing.TB, nc *nats.Conn, limits model.AccountLimits) *model.Model {
 	t.Helper()
-	m := model.New()
-	var info struct {
-		API struct {
-			Level int `json:"level"`
-		} `json:"api"`
-	}
-	if err := request(nc, "$JS.API.INFO", nil, &info); err != nil {
+	m, err := observe.Read(context.Background(), jsapi.New(nc, "", 10*time.Second), observe.Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	m.Target = &model.Target{URL: nc.ConnectedUrl(), Server: nc.ConnectedServerName(), APILevel: info.API.Level, Limits: limits}
-	for offset := 0; ; {
-		var resp server.JSApiStreamListResponse
-		if err := request(nc, "$JS.API.STREAM.LIST", map[string]int{"offset": offset}, &resp); err != nil {
-			t.Fatal(err)
-		}
-		for _, si := range resp.Streams {
-			s := &model.Stream{Name: si.Config.Name, Kind: model.KindStream, Config: si.Config,
-				State: &model.StreamState{Msgs: si.State.Msgs, Bytes: si.State.Bytes, FirstSeq: si.State.FirstSeq,
-					LastSeq: si.State.LastSeq, Consumers: si.State.Consumers, Created: si.Created}}
-			switch {
-			case strings.HasPrefix(s.Name, "KV_"):
-				s.Kind, s.Bucket = model.KindKV, strings.TrimPrefix(s.Name, "KV_")
-			case strings.HasPrefix(s.Name, "OBJ_"):
-				s.Kind, s.Bucket = model.KindObjectStore, strings.TrimPrefix(s.Name, "OBJ_")
-			}
-			m.Streams[s.Name] = s
-			observeConsumers(t, nc, m, s.Name)
-		}
-		offset += len(resp.Streams) + len(resp.Missing)
-		if len(resp.Streams) == 0 || offset >= resp.Total {
-			break
-		}
-	}
+	m.Target.Limits, m.Target.Tiers = limits, nil
 	return m
-}
-
-func observeConsumers(t testing.TB, nc *nats.Conn, m *model.Model, stream string) {
-	for offset := 0; ; {
-		var resp server.JSApiConsumerListResponse
-		if err := request(nc, "$JS.API.CONSUMER.LIST."+stream, map[string]int{"offset": offset}, &resp); err != nil {
-			t.Fatal(err)
-		}
-		for _, ci := range resp.Consumers {
-			name := ci.Config.Durable
-			if name == "" {
-				name = ci.Name
-			}
-			c := &model.Consumer{Stream: stream, Name: name, Config: *ci.Config,
-				State: &model.ConsumerState{NumPending: ci.NumPending, NumAckPending: ci.NumAckPending}}
-			m.Consumers[c.Key()] = c
-		}
-		offset += len(resp.Consumers) + len(resp.Missing)
-		if len(resp.Consumers) == 0 || offset >= resp.Total {
-			break
-		}
-	}
 }
 
 // mustCompute computes a plan and fails the test on an error.
