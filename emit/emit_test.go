@@ -179,6 +179,7 @@ func createFixtures(t *testing.T, nc *nats.Conn, owner string) {
 
 // Import then plan against the same server is empty, for objects covering every field.
 func TestImportPlansNoChange(t *testing.T) {
+	t.Parallel()
 	s := testsrv.Start(t)
 	nc := testsrv.Connect(t, s)
 	createFixtures(t, nc, project)
@@ -226,6 +227,7 @@ func TestImportPlansNoChange(t *testing.T) {
 // Objects natsplan did not create import the same way; planning them adopts each
 // one, writing only the ownership mark.
 func TestImportOfUnownedObjectsOnlyAdopts(t *testing.T) {
+	t.Parallel()
 	s := testsrv.Start(t)
 	nc := testsrv.Connect(t, s)
 	createFixtures(t, nc, "")
@@ -258,6 +260,7 @@ func TestImportOfUnownedObjectsOnlyAdopts(t *testing.T) {
 
 // Replicas and placement need a cluster.
 func TestImportReplicasAndPlacement(t *testing.T) {
+	t.Parallel()
 	c := testsrv.StartCluster(t)
 	nc := testsrv.Connect(t, c.Servers[0])
 	mark := map[string]string{model.MetaProject: project}
@@ -298,6 +301,7 @@ func TestImportReplicasAndPlacement(t *testing.T) {
 // A consumer a consumer_group generated is not imported as a plain consumer: the
 // import says which group to declare instead.
 func TestImportNamesGroupConsumers(t *testing.T) {
+	t.Parallel()
 	s := testsrv.Start(t)
 	nc := testsrv.Connect(t, s)
 	testkit.Request(t, nc, "$JS.API.STREAM.CREATE.ORDERS", server.StreamConfig{Name: "ORDERS", Storage: server.FileStorage})
@@ -316,6 +320,7 @@ func TestImportNamesGroupConsumers(t *testing.T) {
 }
 
 func TestImportSelectsByGlob(t *testing.T) {
+	t.Parallel()
 	s := testsrv.Start(t)
 	nc := testsrv.Connect(t, s)
 	createFixtures(t, nc, project)
@@ -363,6 +368,7 @@ func TestImportSelectsByGlob(t *testing.T) {
 
 // The fixtures must cover every field, so a server upgrade that adds one fails here.
 func TestImportFixturesCoverEveryField(t *testing.T) {
+	t.Parallel()
 	var streams, consumers []reflect.Value
 	for _, s := range importStreams() {
 		streams = append(streams, reflect.ValueOf(s))
@@ -408,6 +414,7 @@ func TestImportFixturesCoverEveryField(t *testing.T) {
 }
 
 func TestDurationAndSizeSpelling(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		72 * time.Hour: "3d", 90 * time.Minute: "1h30m", 36 * time.Hour: "1d12h", 1500 * time.Millisecond: "1s500ms",
 		time.Microsecond: "1us", 0: "0s",

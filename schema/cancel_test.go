@@ -39,6 +39,7 @@ func writeLargeConfig(t *testing.T, files, streamsPerFile int) string {
 // number of times it has looked at the context, not by time) and requires that Load
 // then returns the cancellation and no model.
 func TestLoadStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
 	dir := writeLargeConfig(t, 4, 50)
 	full := ctxtest.EndsAfter(1 << 40)
 	m, diags, err := NewLoader().LoadContext(full, []string{dir}, Vars{})

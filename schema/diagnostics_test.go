@@ -8,6 +8,7 @@ import (
 )
 
 func TestWriteDiagnostics(t *testing.T) {
+	t.Parallel()
 	l := NewLoader()
 	_, diags := l.Load([]string{"testdata/invalid/unknown_attribute.hcl"}, Vars{})
 	var b strings.Builder

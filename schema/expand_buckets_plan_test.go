@@ -23,6 +23,7 @@ import (
 // created by natsplan, then edited, plans in-place changes as updates and refuses
 // what the server can not change, at plan time, pointing at the bucket.
 func TestBucketChangesFollowStreamFieldRules(t *testing.T) {
+	t.Parallel()
 	s := testsrv.Start(t)
 	c := jsapi.New(testsrv.Connect(t, s), "", 5*time.Second)
 	ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 // it, create natsplan's config through the raw API under the same name, read it back,
 // and compare the two readbacks (server-owned metadata aside).
 func TestKVStreamConfigMatchesNatsGo(t *testing.T) {
+	t.Parallel()
 	s := testsrv.Start(t)
 	nc := testsrv.Connect(t, s)
 	js, err := jetstream.New(nc)
@@ -89,6 +90,7 @@ func TestKVStreamConfigMatchesNatsGo(t *testing.T) {
 
 // TestObjectStoreStreamConfigMatchesNatsGo is the object-store twin of the KV test.
 func TestObjectStoreStreamConfigMatchesNatsGo(t *testing.T) {
+	t.Parallel()
 	s := testsrv.Start(t)
 	nc := testsrv.Connect(t, s)
 	js, err := jetstream.New(nc)
@@ -127,6 +129,7 @@ func TestObjectStoreStreamConfigMatchesNatsGo(t *testing.T) {
 
 // Replicas and placement need a cluster to be accepted.
 func TestBucketStreamConfigInCluster(t *testing.T) {
+	t.Parallel()
 	c := testsrv.StartCluster(t)
 	nc := testsrv.Connect(t, c.Servers[0])
 	js, err := jetstream.New(nc)
@@ -152,6 +155,7 @@ func TestBucketStreamConfigInCluster(t *testing.T) {
 }
 
 func TestExpandBuckets(t *testing.T) {
+	t.Parallel()
 	rng := func(line int) hcl.Range {
 		return hcl.Range{Filename: "b.hcl", Start: hcl.Pos{Line: line, Column: 3}, End: hcl.Pos{Line: line, Column: 9}}
 	}
@@ -189,6 +193,7 @@ func TestExpandBuckets(t *testing.T) {
 }
 
 func TestExpandBucketsDiagnostics(t *testing.T) {
+	t.Parallel()
 	rng := func(line int) hcl.Range {
 		return hcl.Range{Filename: "b.hcl", Start: hcl.Pos{Line: line, Column: 1}, End: hcl.Pos{Line: line, Column: 5}}
 	}

@@ -41,6 +41,7 @@ subject_mapping "by_customer" {
 `
 
 func TestExpandGroupsPartitioned(t *testing.T) {
+	t.Parallel()
 	m, diags := loadGroups(t, groupsBase+groupsMapping+`
 consumer_group "fulfilment" {
   stream   = "ORDERS"
@@ -111,6 +112,7 @@ consumer_group "fulfilment" {
 }
 
 func TestExpandGroupsShared(t *testing.T) {
+	t.Parallel()
 	m, diags := loadGroups(t, groupsBase+`
 stream "DLQ" {
   subjects = ["dlq.manual"]
@@ -150,6 +152,7 @@ consumer "ORDERS" "audit" {
 }
 
 func TestExpandGroupsLaneFilters(t *testing.T) {
+	t.Parallel()
 	m, diags := loadGroups(t, groupsBase+groupsMapping+`
 consumer_group "created" {
   stream          = "ORDERS"
@@ -187,6 +190,7 @@ consumer_group "vip" {
 }
 
 func TestExpandGroupsInvalidMappingLeftToNP201(t *testing.T) {
+	t.Parallel()
 	m, diags := loadGroups(t, groupsBase+`
 subject_mapping "bad" {
   stream     = "ORDERS"
@@ -208,6 +212,7 @@ consumer_group "g" {
 }
 
 func TestExpandGroupsErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, src, summary string
 	}{

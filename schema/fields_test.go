@@ -17,6 +17,7 @@ import (
 // field table has exactly those fields, so a server upgrade that adds a field fails
 // here rather than leaving it inexpressible.
 func TestFieldTableCoversServerConfigs(t *testing.T) {
+	t.Parallel()
 	for _, spec := range []*objectSpec{streamSpec(), consumerSpec()} {
 		t.Run(spec.name, func(t *testing.T) {
 			compareSpec(t, spec.name, spec.goType, spec)
@@ -100,6 +101,7 @@ func checkKind(t *testing.T, path string, f *field, typ reflect.Type) {
 
 // TestForbiddenFields documents the server fields that cannot be set, and why.
 func TestForbiddenFields(t *testing.T) {
+	t.Parallel()
 	var got []string
 	var walk func(string, *objectSpec)
 	walk = func(path string, spec *objectSpec) {
@@ -127,6 +129,7 @@ func TestForbiddenFields(t *testing.T) {
 // TestEnumValuesMatchServer checks that the enum lists are complete: every value the
 // server marshals for its enum types is in the table.
 func TestEnumValuesMatchServer(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		values []string
 		vals   []any

@@ -22,6 +22,7 @@ func testConfigs(t testing.TB) []string {
 }
 
 func TestFormat(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in, want string
 	}{
@@ -52,6 +53,7 @@ func TestFormat(t *testing.T) {
 
 // TestFormatIdempotent formats every test configuration twice.
 func TestFormatIdempotent(t *testing.T) {
+	t.Parallel()
 	for _, f := range testConfigs(t) {
 		src, err := os.ReadFile(f)
 		if err != nil {

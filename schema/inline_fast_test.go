@@ -78,6 +78,7 @@ var shortcutSeeds = []string{
 // TestParseShortcutAgrees proves the one-parse shortcut returns what the long way
 // does, on every configuration in the repository and on the edge cases above.
 func TestParseShortcutAgrees(t *testing.T) {
+	t.Parallel()
 	inputs := map[string][]byte{}
 	for i, s := range shortcutSeeds {
 		inputs[fmt.Sprint("seed ", i)] = []byte(s)

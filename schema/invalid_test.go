@@ -14,6 +14,7 @@ import (
 // line with "# ERROR: <text>"; the load must give exactly one error, on that line,
 // whose "summary; detail" contains the text.
 func TestInvalid(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/invalid/*.hcl")
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ func mustLoad(t *testing.T, paths []string, vars Vars) *model.Model {
 }
 
 func TestLoadDesignExample(t *testing.T) {
+	t.Parallel()
 	m := mustLoad(t, []string{"testdata/design.hcl"}, Vars{})
 	if m.Project != "shop" || m.Expect == nil || m.Expect.Cluster != "prod-east" || m.Expect.Domain != "hub" {
 		t.Errorf("natsplan block: project %q expect %+v", m.Project, m.Expect)
@@ -104,6 +105,7 @@ func TestLoadDesignExample(t *testing.T) {
 // TestLoadAllFields decodes a file that sets every user-settable field and checks
 // that each one reaches the server config, and where it was declared.
 func TestLoadAllFields(t *testing.T) {
+	t.Parallel()
 	m := mustLoad(t, []string{"testdata/all_fields.hcl"}, Vars{})
 	s, c := m.Streams["EVERYTHING"], m.Consumers[model.ConsumerKey{Stream: "EVERYTHING", Name: "every"}]
 	if s == nil || c == nil {
@@ -198,6 +200,7 @@ func assertAllSet(t *testing.T, what string, cfg any, spec *objectSpec, decl *mo
 }
 
 func TestVariablePrecedence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, src string) string {
 		p := filepath.Join(dir, name)
@@ -282,6 +285,7 @@ stream "S" {
 }
 
 func TestFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, n := range []string{"b.hcl", "a.hcl", "notes.txt", "sub/c.hcl"} {
 		p := filepath.Join(dir, n)
@@ -334,6 +338,7 @@ func TestFiles(t *testing.T) {
 // and the natsplan block may live in any file, and duplicates across files point at
 // the first declaration.
 func TestLoadAcrossFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{
 		"a.hcl": "natsplan {\n  project = \"p\"\n}\nvariable \"r\" {\n  default = 1\n}\n",
@@ -358,6 +363,7 @@ func TestLoadAcrossFiles(t *testing.T) {
 }
 
 func TestCheckConsumerStreams(t *testing.T) {
+	t.Parallel()
 	m := mustLoad(t, []string{"testdata/design.hcl"}, Vars{})
 	m.Consumers[model.ConsumerKey{Stream: "GONE", Name: "c"}] = &model.Consumer{Stream: "GONE", Name: "c",
 		Decl: &model.Decl{Range: hcl.Range{Filename: "x.hcl", Start: hcl.Pos{Line: 3, Column: 1}}}}
@@ -386,6 +392,7 @@ func TestCheckConsumerStreams(t *testing.T) {
 
 // TestKeepsGoing checks that one load reports every mistake, each once, in order.
 func TestKeepsGoing(t *testing.T) {
+	t.Parallel()
 	src := `natsplan {
   project = "p"
 }

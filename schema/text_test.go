@@ -14,6 +14,7 @@ import (
 // TestNotText: a file that is not UTF-8 text gives one error at its first bad byte,
 // not one per stray byte, and the printed diagnostic echoes no raw bytes.
 func TestNotText(t *testing.T) {
+	t.Parallel()
 	garbage := make([]byte, 4096)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range garbage {
@@ -84,6 +85,7 @@ func isPrintable(s string) bool {
 // string is a warning naming its code point at its own line and column; the escape
 // of the same character is visible and passes.
 func TestInvisibleCharacters(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		r    rune

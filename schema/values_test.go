@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseDuration(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want time.Duration
@@ -37,6 +38,7 @@ func TestParseDuration(t *testing.T) {
 }
 
 func TestParseSize(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want int64
@@ -69,6 +71,7 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestDidYouMean(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		given string
 		want  string

@@ -52,6 +52,7 @@ func randomSubject(r *rand.Rand, src string) string {
 // transforms and checks that Partition, Space and PartitionOf agree with the subject
 // the server really stored, for every message.
 func TestPartitionMatchesServer(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		src   string
@@ -147,6 +148,7 @@ func TestPartitionMatchesServer(t *testing.T) {
 }
 
 func TestPartitionErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, src, subject string
 		n                  int
@@ -169,6 +171,7 @@ func TestPartitionErrors(t *testing.T) {
 }
 
 func TestParseMapping(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		src, dest string
@@ -216,6 +219,7 @@ func TestParseMapping(t *testing.T) {
 }
 
 func TestIntersectAndStoredSpaces(t *testing.T) {
+	t.Parallel()
 	inter := []struct{ a, b, want string }{
 		{"a.*.c", "a.b.*", "a.b.c"},
 		{"a.>", "*.b", "a.b"},

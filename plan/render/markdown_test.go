@@ -19,6 +19,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 func TestMarkdownGolden(t *testing.T) {
+	t.Parallel()
 	cases := map[string]*plan.Plan{
 		"markdown_empty":   markdownEmptyPlan(),
 		"markdown_mixed":   markdownMixedPlan(),
@@ -50,6 +51,7 @@ func TestMarkdownGolden(t *testing.T) {
 // TestMarkdownStaysPostable proves the size bound and that every destructive change is
 // named whatever the plan's size, and that what is left out is counted.
 func TestMarkdownStaysPostable(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name                      string
 		creates, updates, deletes int
@@ -304,6 +306,7 @@ func expandRun(text string) []string {
 // Single items larger than the whole comment are counted, not written, and can not
 // push the comment over the limit or hide a destructive change.
 func TestMarkdownHugeItems(t *testing.T) {
+	t.Parallel()
 	huge := strings.Repeat("x|`<", 50_000)
 	p := &plan.Plan{FormatVersion: plan.FormatVersion, Summary: plan.Summary{Update: 100, Delete: 1}}
 	p.Changes = append(p.Changes, &plan.Change{Address: "stream.HUGE", Kind: "stream", Name: "HUGE",

@@ -163,6 +163,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 }
 
 func TestTextGolden(t *testing.T) {
+	t.Parallel()
 	for name, p := range textFixtures(t) {
 		for _, color := range []bool{false, true} {
 			file := name + ".txt"
@@ -185,6 +186,7 @@ func TestTextGolden(t *testing.T) {
 
 // TestTextContent checks what the text plan must always say, independent of layout.
 func TestTextContent(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	p := textFixtures(t)["text_mixed"]
 	if err := Text(&buf, p, TextOptions{}); err != nil {
@@ -219,6 +221,7 @@ func TestTextContent(t *testing.T) {
 
 // TestJSON checks that JSON writes exactly one document that reads back as the plan.
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	for name, p := range textFixtures(t) {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
