@@ -2,8 +2,6 @@ package schema
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -13,8 +11,7 @@ import (
 // "Layers").
 func TestLayers(t *testing.T) {
 	t.Parallel()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
