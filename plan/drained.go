@@ -24,7 +24,7 @@ func Repartitioned(p *Plan) []string {
 	var out []string
 	for _, ch := range p.Changes {
 		for _, fc := range ch.Fields {
-			if ch.Kind == "stream" && strings.HasPrefix(fc.Path, "subject_transform") && !seen[ch.Name] {
+			if ch.Kind == model.KindStream && strings.HasPrefix(fc.Path, "subject_transform") && !seen[ch.Name] {
 				seen[ch.Name] = true
 				out = append(out, ch.Name)
 			}
@@ -46,7 +46,7 @@ func RecheckDrained(p *Plan, live *model.Model) []*finding.Finding {
 	}
 	groups := map[string]bool{}
 	for _, ch := range p.Changes {
-		if ch.Kind == "consumer" && ch.Group != "" {
+		if ch.Kind == model.KindConsumer && ch.Group != "" {
 			groups[ch.Group] = true
 		}
 	}

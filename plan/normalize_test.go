@@ -281,7 +281,7 @@ func TestDeclaredServerLimits(t *testing.T) {
 				}
 			}
 			if !slices.Equal(got, tc.changed) {
-				t.Fatalf("changed fields %v, want %v:\n%s", got, tc.changed, describe(p))
+				t.Fatalf("changed fields %v, want %v:\n%s", got, tc.changed, testkit.Describe(p))
 			}
 		})
 	}
