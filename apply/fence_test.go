@@ -41,7 +41,8 @@ func TestRunStopsWhenTheLockIsLost(t *testing.T) {
 	}
 	t.Cleanup(lnc.Close)
 	ctx := context.Background()
-	const ttl = 600 * time.Millisecond
+	// Long enough that a loaded machine does not lose the lease before the stall.
+	const ttl = 2 * time.Second
 	lease, err := lock.Acquire(ctx, lnc, "shop", lock.Options{TTL: ttl, Holder: "first apply"})
 	if err != nil {
 		t.Fatal(err)
