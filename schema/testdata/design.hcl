@@ -1,4 +1,4 @@
-# The example of DESIGN.md section 3, verbatim, plus the variable it uses.
+# A tour of the language's blocks (docs/language.md), plus the variable it uses.
 variable "replicas" {
   type    = number
   default = 3
