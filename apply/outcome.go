@@ -1,12 +1,10 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -141,71 +139,9 @@ func reread(ctx context.Context, c *jsapi.Client, ch *plan.Change) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	return holds(ch.After, b)
+	return plan.Holds(ch.After, b)
 }
 
-// holds reports whether every value in want is in have: objects may have more keys
-// (server defaults, server-owned metadata), everything else must be equal.
-func holds(want, have []byte) (bool, error) {
-	var w, h any
-	for _, x := range []struct {
-		src []byte
-		dst *any
-	}{{want, &w}, {have, &h}} {
-		d := json.NewDecoder(bytes.NewReader(x.src))
-		d.UseNumber()
-		if err := d.Decode(x.dst); err != nil {
-			return false, fmt.Errorf("compare configs: %w", err)
-		}
-	}
-	return within(w, h), nil
-}
-
-func within(w, h any) bool {
-	wm, ok := w.(map[string]any)
-	if !ok {
-		return reflect.DeepEqual(w, h) || isZero(w) && h == nil || sameTime(w, h)
-	}
-	hm, _ := h.(map[string]any)
-	for k, v := range wm {
-		if !within(v, hm[k]) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameTime reports whether w and h are one instant written two ways (pause_until).
-func sameTime(w, h any) bool {
-	ws, ok1 := w.(string)
-	hs, ok2 := h.(string)
-	if !ok1 || !ok2 {
-		return false
-	}
-	wt, err1 := time.Parse(time.RFC3339Nano, ws)
-	ht, err2 := time.Parse(time.RFC3339Nano, hs)
-	return err1 == nil && err2 == nil && wt.Equal(ht)
-}
-
-func isZero(v any) bool {
-	switch v := v.(type) {
-	case nil:
-		return true
-	case string:
-		return v == ""
-	case bool:
-		return !v
-	case json.Number:
-		return v == "0"
-	case []any:
-		return len(v) == 0
-	case map[string]any:
-		return len(v) == 0
-	}
-	return false
-}
-
-// finish records the outcome of a change and returns its status.
 func (r *runner) finish(o outcome) Status {
 	s := r.res.Steps[o.i]
 	s.Duration = o.d

@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/natsplan/natsplan/model"
 )
@@ -22,13 +25,13 @@ func AlreadyApplied(p *Plan, live *model.Model) bool {
 		last[ch.Address] = ch
 	}
 	for _, ch := range last {
-		var now map[string]any
+		var now any
 		if ch.Kind == model.KindConsumer {
 			if lc := live.Consumers[model.ConsumerKey{Stream: ch.Stream, Name: ch.Name}]; lc != nil {
-				now = mapOf(lc.Config)
+				now = lc.Config
 			}
 		} else if ls := live.Streams[ch.Name]; ls != nil {
-			now = mapOf(ls.Config)
+			now = ls.Config
 		}
 		if ch.Action == ActDelete {
 			if now != nil {
@@ -36,41 +39,68 @@ func AlreadyApplied(p *Plan, live *model.Model) bool {
 			}
 			continue
 		}
-		want := mapOf(ch.After)
-		if now == nil || want == nil || !holds(now, want) {
+		if now == nil || len(ch.After) == 0 {
+			return false
+		}
+		have, err := json.Marshal(now)
+		if err != nil {
+			return false
+		}
+		if ok, err := Holds(ch.After, have); err != nil || !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// holds reports whether the object now has every value of want; a value the server
-// leaves out of its JSON counts as the zero value.
-func holds(now, want map[string]any) bool {
-	for k, w := range want {
-		n, ok := now[k]
-		if !ok {
-			if !isZero(w) {
-				return false
-			}
-			continue
+// Holds reports whether an object's live config (have, its JSON) holds every value a
+// change sends (want, the change's After): the live object may have more keys (server
+// defaults, server-owned metadata), a value the server leaves out of its JSON counts as
+// the zero value, and one instant written two ways (pause_until) is the same value.
+// AlreadyApplied and apply's read-back of a timed-out change both ask exactly this.
+func Holds(want, have []byte) (bool, error) {
+	var w, h any
+	for _, x := range []struct {
+		src []byte
+		dst *any
+	}{{want, &w}, {have, &h}} {
+		d := json.NewDecoder(bytes.NewReader(x.src))
+		d.UseNumber()
+		if err := d.Decode(x.dst); err != nil {
+			return false, fmt.Errorf("compare configs: %w", err)
 		}
-		wm, wok := w.(map[string]any)
-		nm, nok := n.(map[string]any)
-		if wok && nok {
-			if !holds(nm, wm) {
-				return false
-			}
-			continue
-		}
-		if !reflect.DeepEqual(n, w) {
+	}
+	return within(w, h), nil
+}
+
+func within(w, h any) bool {
+	wm, ok := w.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(w, h) || isZeroJSON(w) && h == nil || sameTime(w, h)
+	}
+	hm, _ := h.(map[string]any)
+	for k, v := range wm {
+		if !within(v, hm[k]) {
 			return false
 		}
 	}
 	return true
 }
 
-func isZero(v any) bool {
+// sameTime reports whether w and h are one instant written two ways.
+func sameTime(w, h any) bool {
+	ws, ok1 := w.(string)
+	hs, ok2 := h.(string)
+	if !ok1 || !ok2 {
+		return false
+	}
+	wt, err1 := time.Parse(time.RFC3339Nano, ws)
+	ht, err2 := time.Parse(time.RFC3339Nano, hs)
+	return err1 == nil && err2 == nil && wt.Equal(ht)
+}
+
+// isZeroJSON reports whether a decoded JSON value is its type's zero value.
+func isZeroJSON(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true

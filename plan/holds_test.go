@@ -1,4 +1,4 @@
-package apply
+package plan
 
 import "testing"
 
@@ -23,12 +23,12 @@ func TestHolds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, err := holds([]byte(tc.want), []byte(tc.have))
+			ok, err := Holds([]byte(tc.want), []byte(tc.have))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if ok != tc.ok {
-				t.Errorf("holds(%s, %s) = %v, want %v", tc.want, tc.have, ok, tc.ok)
+				t.Errorf("Holds(%s, %s) = %v, want %v", tc.want, tc.have, ok, tc.ok)
 			}
 		})
 	}
