@@ -4,43 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/natsplan/natsplan/internal/ctxtest"
 )
-
-// writeLargeConfig writes files with streams, consumers and consumer groups, so
-// that parsing, decoding and expanding all have work to do.
-func writeLargeConfig(t *testing.T, files, streamsPerFile int) string {
-	t.Helper()
-	dir := t.TempDir()
-	for f := range files {
-		var b strings.Builder
-		if f == 0 {
-			b.WriteString("natsplan {\n  project = \"big\"\n}\n")
-		}
-		for s := range streamsPerFile {
-			name := fmt.Sprintf("S%d_%d", f, s)
-			fmt.Fprintf(&b, "stream %q {\n  subjects = [\"%s.>\"]\n  max_age = \"1d\"\n}\n", name, strings.ToLower(name))
-			fmt.Fprintf(&b, "consumer %q \"audit\" {\n  ack_policy = \"explicit\"\n  ack_wait = \"30s\"\n}\n", name)
-			fmt.Fprintf(&b, "consumer_group \"g%s\" {\n  stream = %q\n  workers {\n    count = 2\n    fetch_batch = 1\n  }\n}\n", name, name)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.hcl", f)), []byte(b.String()), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // TestLoadStopsWhenCancelled cancels loading at points spread over the work (by the
 // number of times it has looked at the context, not by time) and requires that Load
 // then returns the cancellation and no model.
 func TestLoadStopsWhenCancelled(t *testing.T) {
 	t.Parallel()
-	dir := writeLargeConfig(t, 4, 50)
+	dir := ctxtest.WriteLargeConfig(t, 4, 50)
 	full := ctxtest.EndsAfter(1 << 40)
 	m, diags, err := NewLoader().LoadContext(full, []string{dir}, Vars{})
 	if err != nil || diags.HasErrors() || len(m.Streams) != 200 || len(m.Consumers) != 400 {

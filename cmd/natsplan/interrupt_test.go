@@ -15,31 +15,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/ctxtest"
 	"github.com/natsplan/natsplan/internal/testsrv"
 )
-
-// writeHugeConfig writes a configuration that takes seconds of CPU to load and check:
-// streams with a consumer and a consumer group each, over several files.
-func writeHugeConfig(t *testing.T, files, streamsPerFile int) string {
-	t.Helper()
-	dir := t.TempDir()
-	for f := range files {
-		var b strings.Builder
-		if f == 0 {
-			b.WriteString("natsplan {\n  project = \"big\"\n}\n")
-		}
-		for s := range streamsPerFile {
-			name := fmt.Sprintf("S%d_%d", f, s)
-			fmt.Fprintf(&b, "stream %q {\n  subjects = [\"%s.>\"]\n  max_age = \"1d\"\n}\n", name, strings.ToLower(name))
-			fmt.Fprintf(&b, "consumer %q \"audit\" {\n  ack_policy = \"explicit\"\n}\n", name)
-			fmt.Fprintf(&b, "consumer_group \"g%s\" {\n  stream = %q\n  workers {\n    count = 2\n    fetch_batch = 1\n  }\n}\n", name, name)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.hcl", f)), []byte(b.String()), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // cpuTicks is the CPU time a process has used, in clock ticks (/proc/PID/stat).
 func cpuTicks(pid int) (int, error) {
@@ -75,7 +53,7 @@ func TestInterruptExits130(t *testing.T) {
 	if err := os.Symlink(self, bin); err != nil {
 		t.Fatal(err)
 	}
-	dir := writeHugeConfig(t, 8, 1500)
+	dir := ctxtest.WriteLargeConfig(t, 8, 1500)
 	srv := testsrv.Start(t)
 	for _, tc := range []struct {
 		name string
