@@ -50,6 +50,27 @@ type Plan struct {
 	// Lock is the apply lock the configuration asks for, so that applying a saved plan
 	// takes the same lock as planning and applying in one go.
 	Lock *LockSpec `json:"lock,omitempty"`
+	// Environment names the environment block the plan is for; empty without environments.
+	Environment string `json:"environment,omitempty"`
+	// Connection is how apply reaches the environment of a saved multi-environment
+	// plan: settings and references (env var names, file paths), never a secret.
+	Connection *model.Connection `json:"connection,omitempty"`
+	// Error says why the environment could not be planned (unreachable, refused
+	// target, invalid configuration there); such a plan has no changes.
+	Error string `json:"error,omitempty"`
+	// Only lists the --only addresses of a partial plan: changes outside them and
+	// their dependencies were left out.
+	Only []string `json:"only,omitempty"`
+	// Checksum is the sha256 of the document without it; set when the plan is saved.
+	Checksum string `json:"checksum,omitempty"`
+}
+
+// Multi is the plan document of a configuration with environment blocks: one plan per
+// selected environment, in the order the files declare them.
+type Multi struct {
+	FormatVersion   string  `json:"format_version"`
+	NatsplanVersion string  `json:"natsplan_version"`
+	Environments    []*Plan `json:"environments"`
 	// Checksum is the sha256 of the document without it; set when the plan is saved.
 	Checksum string `json:"checksum,omitempty"`
 }
