@@ -23,7 +23,8 @@ const (
 // WriteDiagnostics prints diags as `file:line:col: error: summary; detail`, followed
 // by the source line and a caret under the offending column. files supplies the
 // source (Loader.SourceFiles); a file missing from it is read from disk, and a
-// diagnostic without a position prints as `error: summary; detail`.
+// diagnostic without a position prints as `error: summary; detail`. A diagnostic
+// about a secret written in a file prints its position only, never the line.
 func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnostics, color bool) {
 	cache := map[string][][]byte{}
 	lines := func(name string) [][]byte {
@@ -61,6 +62,9 @@ func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnos
 			continue
 		}
 		fmt.Fprintf(w, "%s:%d:%d: %s: %s\n", r.Filename, r.Start.Line, r.Start.Column, sev, msg)
+		if _, secret := d.Extra.(secretSource); secret {
+			continue // the line holds a secret: its position is enough
+		}
 		src := lines(r.Filename)
 		if r.Start.Line > len(src) {
 			continue

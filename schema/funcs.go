@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"errors"
+
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
@@ -8,7 +10,8 @@ import (
 
 // functions are the functions expressions may call: the Terraform names for go-cty's
 // standard library. Nothing here reads files, the clock or the environment, so a
-// configuration means the same thing on every machine.
+// configuration means the same thing on every machine. env is listed only to explain
+// itself: environment blocks read env("NAME") as a reference, never calling it.
 func functions() map[string]function.Function {
 	return map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
@@ -21,6 +24,7 @@ func functions() map[string]function.Function {
 		"concat":          stdlib.ConcatFunc,
 		"contains":        stdlib.ContainsFunc,
 		"distinct":        stdlib.DistinctFunc,
+		"env":             envFunc,
 		"element":         stdlib.ElementFunc,
 		"flatten":         stdlib.FlattenFunc,
 		"floor":           stdlib.FloorFunc,
@@ -72,3 +76,15 @@ func functions() map[string]function.Function {
 		"zipmap":          stdlib.ZipmapFunc,
 	}
 }
+
+// envFunc is env() anywhere but as the whole value of an environment block's string
+// setting, where the decoder keeps it as a reference instead: calling it is an error
+// that says where it belongs.
+var envFunc = function.New(&function.Spec{
+	Params: []function.Parameter{{Name: "name", Type: cty.String, AllowNull: true, AllowUnknown: true}},
+	Type: func([]cty.Value) (cty.Type, error) {
+		return cty.NilType, errors.New(`env("NAME") is allowed only as the whole value of a string setting of an environment block, ` +
+			`like password = env("NATS_PASSWORD"): it is read from the process environment when natsplan connects. ` +
+			`Elsewhere, use a variable and set it with --var or --var-file`)
+	},
+})

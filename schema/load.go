@@ -48,33 +48,50 @@ func (l *Loader) Load(paths []string, vars Vars) (*model.Model, hcl.Diagnostics)
 // blocks, and then returns ctx's error and no model: loading thousands of blocks is
 // seconds of CPU that an interrupted command does not wait for. A file being parsed
 // then is abandoned (see parseFiles).
+//
+// A configuration with environment blocks is loaded as LoadEnvironments loads it with
+// no selection: every environment's model is built, and the diagnostics returned are
+// all of them (those of one environment name it). The model returned is then the
+// first environment's, in declaration order; use LoadEnvironments to get each.
 func (l *Loader) LoadContext(ctx context.Context, paths []string, vars Vars) (*model.Model, hcl.Diagnostics, error) {
+	envs, diags, err := l.LoadEnvironments(ctx, paths, vars, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(envs) == 0 {
+		return model.New(), diags, nil
+	}
+	for _, e := range envs {
+		diags = append(diags, e.Diags...)
+	}
+	return envs[0].Model, diags, nil
+}
+
+// readConfig lists and reads the files PATHs name. Diagnostics with errors mean
+// there is nothing to load; notes are warnings to report with whatever loads.
+func readConfig(ctx context.Context, paths []string) (files []string, srcs [][]byte, notes, diags hcl.Diagnostics, err error) {
 	files, skipped, err := Files(paths)
 	if err != nil {
-		return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration", Detail: err.Error()}}, nil
+		return nil, nil, nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration", Detail: err.Error()}}, nil
 	}
-	notes := SkippedDiagnostics(skipped)
+	notes = SkippedDiagnostics(skipped)
 	if len(files) == 0 {
-		return model.New(), append(notes, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No configuration files",
+		return nil, nil, nil, append(notes, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No configuration files",
 			Detail: fmt.Sprintf("No *.hcl files in %s; name a file or a folder that holds them.", strings.Join(defaultPaths(paths), ", "))}), nil
 	}
-	srcs := make([][]byte, len(files))
+	srcs = make([][]byte, len(files))
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("load configuration: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("load configuration: %w", err)
 		}
 		src, err := os.ReadFile(f)
 		if err != nil {
-			return model.New(), hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration",
+			return nil, nil, nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read configuration",
 				Detail: fmt.Sprintf("read %s: %s", f, err)}}, nil
 		}
 		srcs[i] = src
 	}
-	m, diags := l.load(ctx, files, srcs, vars)
-	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("load configuration: %w", err)
-	}
-	return m, append(notes, diags...), nil
+	return files, srcs, notes, nil, nil
 }
 
 // parsedFile is the outcome of parsing one file.
@@ -186,6 +203,7 @@ func SkippedDiagnostics(skipped []string) hcl.Diagnostics {
 // blockLabels is the label each top-level block type takes, for the usage hint.
 var blockLabels = map[string][]string{
 	"natsplan":        nil,
+	"environment":     {"NAME"},
 	"variable":        {"NAME"},
 	"locals":          nil,
 	"stream":          {"NAME"},
@@ -198,7 +216,7 @@ var blockLabels = map[string][]string{
 }
 
 // topLevel lists the top-level block types in the order the docs present them.
-var topLevel = []string{"natsplan", "variable", "locals", "stream", "consumer", "subject_mapping", "consumer_group", "kv", "object_store", "service"}
+var topLevel = []string{"natsplan", "environment", "variable", "locals", "stream", "consumer", "subject_mapping", "consumer_group", "kv", "object_store", "service"}
 
 // loadState is one Load in progress.
 type loadState struct {
@@ -216,27 +234,55 @@ type loadState struct {
 	streamSpec, consumerSpec *objectSpec
 }
 
+// parsedConfig is a configuration read once: its files parsed, its top-level blocks
+// sorted by kind, its variable and environment blocks decoded. decode builds a model
+// from it as many times as there are environments, concurrently: nothing in it is
+// written after parse returns.
+type parsedConfig struct {
+	files  []string
+	inline inlineBodies
+	// diags are what parsing and the blocks decoded once reported, in file order.
+	diags    hcl.Diagnostics
+	vars     map[string]*variable
+	order    []string
+	locals   []*hclsyntax.Attribute
+	natsplan []*hclsyntax.Block
+	objects  []*hclsyntax.Block
+	// envs are the valid environment blocks in declaration order; declaredEnvs is
+	// whether any environment block was written at all (valid or not).
+	envs         []*envBlock
+	declaredEnvs bool
+}
+
 // load decodes the given sources. It is Load without the file system, for fuzzing.
 // When ctx ends it stops early and what it returns is incomplete; the caller returns
 // ctx's error instead.
 func (l *Loader) load(ctx context.Context, files []string, srcs [][]byte, in Vars) (*model.Model, hcl.Diagnostics) {
-	st := &loadState{m: model.New(), declared: map[string]hcl.Range{}, inline: inlineBodies{},
-		ctx:          &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}},
-		streamSpec:   streamSpec().with(lifecycleSpec(false)),
-		consumerSpec: consumerSpec().with(lifecycleSpec(true), deadLetterSpec())}
-	st.m.Files = files
+	p, err := l.parse(ctx, files, srcs)
+	if err != nil {
+		m := model.New()
+		m.Files = files
+		return m, nil
+	}
+	m, diags := decode(ctx, p, in, nil, l.files)
+	return m, append(p.diags, diags...)
+}
+
+// parse parses the files and sorts their top-level blocks; it decodes the blocks that
+// do not depend on the values of variables (variable and environment blocks) once.
+func (l *Loader) parse(ctx context.Context, files []string, srcs [][]byte) (*parsedConfig, error) {
 	parsed, err := parseFiles(ctx, files, srcs)
 	if err != nil {
-		return st.m, st.diags
+		return nil, err
 	}
-
-	vars := map[string]*variable{}
-	var order []string
-	var locals []*hclsyntax.Attribute
-	var natsplan, objects []*hclsyntax.Block
+	p := &parsedConfig{files: files, inline: inlineBodies{}, vars: map[string]*variable{}}
+	// st only reports and records names: the blocks decoded here need no variables.
+	st := &loadState{m: model.New(), declared: map[string]hcl.Range{}, inline: p.inline,
+		ctx: &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}}}
+	var envs []*hclsyntax.Block
 	for i, name := range files {
 		f, ds := parsed[i].file, parsed[i].diags
-		maps.Copy(st.inline, parsed[i].inline)
+		maps.Copy(p.inline, parsed[i].inline)
 		if f != nil {
 			l.files[name] = f
 		}
@@ -253,6 +299,9 @@ func (l *Loader) load(ctx context.Context, files []string, srcs [][]byte, in Var
 				"%q cannot be set at the top level of a file, which holds only blocks: %s.", a.Name, strings.Join(topLevel, ", "))
 		}
 		for _, b := range body.Blocks {
+			if b.Type == "environment" {
+				p.declaredEnvs = true
+			}
 			if !st.labels(b) {
 				continue
 			}
@@ -261,8 +310,8 @@ func (l *Loader) load(ctx context.Context, files []string, srcs [][]byte, in Var
 				v, ds := decodeVariable(b, st.ctx, st.inline)
 				st.diags = append(st.diags, ds...)
 				if st.unique("var."+v.name, "variable", b.LabelRanges[0]) {
-					vars[v.name] = v
-					order = append(order, v.name)
+					p.vars[v.name] = v
+					p.order = append(p.order, v.name)
 				}
 			case "locals":
 				if _, ok := st.inline[b]; ok {
@@ -274,42 +323,64 @@ func (l *Loader) load(ctx context.Context, files []string, srcs [][]byte, in Var
 						st.errorf(it.nameRange, "Unsupported block type", "A locals block holds only NAME = value attributes.")
 						continue
 					}
-					locals = append(locals, b.Body.Attributes[it.name])
+					p.locals = append(p.locals, b.Body.Attributes[it.name])
 				}
 			case "natsplan":
-				natsplan = append(natsplan, b)
+				p.natsplan = append(p.natsplan, b)
+			case "environment":
+				envs = append(envs, b)
 			default:
-				objects = append(objects, b)
+				p.objects = append(p.objects, b)
 			}
 		}
 	}
+	p.envs = st.environments(envs)
+	p.diags = st.diags
+	return p, nil
+}
 
-	vals, ds := resolveVariables(vars, order, in, l.files, st.ctx)
+// decode builds the model of a parsed configuration with the variables' values from
+// env (nil: no environment) and in. It only reads p, so several decodes of one p may
+// run at once; var-files it reads are added to files, which must then be its own.
+func decode(ctx context.Context, p *parsedConfig, in Vars, env *envBlock, files map[string]*hcl.File) (*model.Model, hcl.Diagnostics) {
+	st := &loadState{m: model.New(), declared: map[string]hcl.Range{}, inline: p.inline,
+		ctx:          &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}},
+		streamSpec:   streamSpec().with(lifecycleSpec(false)),
+		consumerSpec: consumerSpec().with(lifecycleSpec(true), deadLetterSpec())}
+	st.m.Files = p.files
+	var envVals []envValue
+	if env != nil {
+		envVals = env.values
+	}
+	vals, ds := resolveVariables(p.vars, p.order, envVals, in, files, st.ctx)
 	st.diags = append(st.diags, ds...)
-	for _, name := range order {
+	for _, name := range p.order {
 		if _, ok := vals[name]; !ok {
 			vals[name] = cty.DynamicVal // already reported; uses stay quiet
 		}
 	}
 	st.ctx.Variables["var"] = cty.ObjectVal(vals)
-	st.diags = append(st.diags, evalLocals(locals, st.ctx)...)
+	st.diags = append(st.diags, evalLocals(p.locals, st.ctx)...)
 
-	for i, b := range natsplan {
+	for i, b := range p.natsplan {
 		if i > 0 {
 			st.errorf(b.DefRange(), "Duplicate natsplan block",
-				"natsplan is already configured at %s; keep one natsplan block per configuration.", rangeString(natsplan[0].DefRange()))
+				"natsplan is already configured at %s; keep one natsplan block per configuration.", rangeString(p.natsplan[0].DefRange()))
 			continue
 		}
 		st.natsplan(b)
 	}
-	for _, b := range objects {
+	if env != nil {
+		st.m.Expect = mergeExpect(st.m.Expect, env)
+	}
+	for _, b := range p.objects {
 		if ctx.Err() != nil {
 			return st.m, st.diags
 		}
 		st.object(b)
 	}
-	if len(objects) > 0 && st.m.Project == "" && !st.projectWritten {
-		st.missingProject(natsplan, objects[0])
+	if len(p.objects) > 0 && st.m.Project == "" && !st.projectWritten {
+		st.missingProject(p.natsplan, p.objects[0])
 	}
 	st.diags = append(st.diags, expandGroups(ctx, st.m)...)
 	if ctx.Err() != nil {

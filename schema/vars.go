@@ -104,10 +104,11 @@ func (d *decoder) validation(b *hclsyntax.Block) validation {
 	return val
 }
 
-// resolveVariables computes every variable's value: its default, then each var-file
-// in order, then each --var in order (Terraform's precedence), converted to its type,
-// and runs the validations.
-func resolveVariables(vars map[string]*variable, order []string, in Vars, files map[string]*hcl.File, ctx *hcl.EvalContext) (map[string]cty.Value, hcl.Diagnostics) {
+// resolveVariables computes every variable's value: its default, then the values of
+// the environment being built (env, none without environments), then each var-file
+// in order, then each --var in order (Terraform's precedence, with the environment's
+// values between defaults and files), converted to its type, and runs the validations.
+func resolveVariables(vars map[string]*variable, order []string, env []envValue, in Vars, files map[string]*hcl.File, ctx *hcl.EvalContext) (map[string]cty.Value, hcl.Diagnostics) {
 	var diags hcl.Diagnostics
 	vals := map[string]cty.Value{}
 	where := map[string]hcl.Range{}
@@ -141,6 +142,16 @@ func resolveVariables(vars map[string]*variable, order []string, in Vars, files 
 		if v := vars[name]; v.def != cty.NilVal {
 			vals[name], where[name] = v.def, v.decl
 		}
+	}
+	for _, ev := range env {
+		if vars[ev.name] == nil {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Value for undeclared variable",
+				Detail: fmt.Sprintf("The environment's variables set %q, but no variable %q is declared.%s Declare it with variable %q {}, or remove it here.",
+					ev.name, ev.name, didYouMean(ev.name, order), ev.name),
+				Subject: ev.nameRange.Ptr()})
+			continue
+		}
+		set(ev.name, ev.val, ev.rng, false)
 	}
 	for _, path := range in.Files {
 		diags = append(diags, readVarFile(path, vars, files, ctx, set)...)
