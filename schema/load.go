@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -347,7 +348,7 @@ func decode(ctx context.Context, p *parsedConfig, in Vars, env *envBlock, files 
 		ctx:          &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}},
 		streamSpec:   streamSpec().with(lifecycleSpec(false)),
 		consumerSpec: consumerSpec().with(lifecycleSpec(true), deadLetterSpec())}
-	st.m.Files = p.files
+	st.m.Files = slices.Clone(p.files) // each model its own: a caller may append
 	var envVals []envValue
 	if env != nil {
 		envVals = env.values

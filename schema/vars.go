@@ -112,6 +112,7 @@ func resolveVariables(vars map[string]*variable, order []string, env []envValue,
 	var diags hcl.Diagnostics
 	vals := map[string]cty.Value{}
 	where := map[string]hcl.Range{}
+	failed := map[string]bool{} // given a value that was refused: reported once, not also as missing
 	set := func(name string, val cty.Value, r hcl.Range, raw bool) {
 		v := vars[name]
 		if raw && (v.typ.IsPrimitiveType() || v.typ == cty.DynamicPseudoType) {
@@ -120,12 +121,12 @@ func resolveVariables(vars map[string]*variable, order []string, env []envValue,
 		} else if raw {
 			expr, ds := hclsyntax.ParseExpression([]byte(val.AsString()), r.Filename, hcl.InitialPos)
 			if ds.HasErrors() {
-				diags = append(diags, ds...)
+				diags, failed[name] = append(diags, ds...), true
 				return
 			}
 			ev, ds := expr.Value(ctx)
 			if ds.HasErrors() {
-				diags = append(diags, ds...)
+				diags, failed[name] = append(diags, ds...), true
 				return
 			}
 			val = ev
@@ -134,6 +135,7 @@ func resolveVariables(vars map[string]*variable, order []string, env []envValue,
 		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid value for variable",
 				Detail: fmt.Sprintf("The value for var.%s is not a %s: %s.", name, v.typ.FriendlyName(), err), Subject: r.Ptr()})
+			failed[name] = true
 			return
 		}
 		vals[name], where[name] = cv, r
@@ -172,7 +174,7 @@ func resolveVariables(vars map[string]*variable, order []string, env []envValue,
 		}
 	}
 	for _, name := range order {
-		if _, ok := vals[name]; !ok {
+		if _, ok := vals[name]; !ok && !failed[name] {
 			v := vars[name]
 			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No value for required variable",
 				Detail:  fmt.Sprintf("var.%s has no default and no value; set it with --var %s=VALUE, in a --var-file, or give it a default.", name, name),
