@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,4 +33,47 @@ func BenchmarkLoad(b *testing.B) {
 			b.Fatalf("load: %v", diags)
 		}
 	}
+}
+
+// BenchmarkLoadEnvironments compares building three environments' models of 1,000
+// streams × 2 consumers (the files parsed once, decoded three times, in parallel)
+// with LoadContext of the same configuration without environments.
+func BenchmarkLoadEnvironments(b *testing.B) {
+	dir := b.TempDir()
+	for file := range 10 {
+		var s strings.Builder
+		if file == 0 {
+			s.WriteString("natsplan {\n  project = \"bench\"\n}\n\nvariable \"replicas\" {\n  default = 1\n}\n\n")
+		}
+		for i := file * 100; i < (file+1)*100; i++ {
+			fmt.Fprintf(&s, "stream \"S%05d\" {\n  subjects     = [\"s%d.>\"]\n  max_age      = \"1h\"\n  num_replicas = var.replicas\n}\n\n", i, i)
+			for _, c := range []string{"a", "b"} {
+				fmt.Fprintf(&s, "consumer \"S%05d\" %q {\n  ack_policy      = \"explicit\"\n  max_ack_pending = 100\n}\n\n", i, c)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.hcl", file)), []byte(s.String()), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("one model, LoadContext", func(b *testing.B) {
+		for b.Loop() {
+			m, diags, err := NewLoader().LoadContext(context.Background(), []string{dir}, Vars{})
+			if err != nil || diags.HasErrors() || len(m.Consumers) != 2000 {
+				b.Fatalf("load: %v %v", err, diags)
+			}
+		}
+	})
+	envs := filepath.Join(b.TempDir(), "environments.hcl")
+	src := "environment \"dev\" {}\nenvironment \"staging\" {\n  variables = { replicas = 3 }\n}\nenvironment \"prod\" {\n  variables = { replicas = 5 }\n}\n"
+	if err := os.WriteFile(envs, []byte(src), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("three environments, LoadEnvironments", func(b *testing.B) {
+		for b.Loop() {
+			got, diags, err := NewLoader().LoadEnvironments(context.Background(), []string{dir, envs}, Vars{}, nil)
+			if err != nil || diags.HasErrors() || len(got) != 3 || got[2].Model.Streams["S00000"].Config.Replicas != 5 {
+				b.Fatalf("load: %v %v", err, diags)
+			}
+		}
+	})
 }
