@@ -29,6 +29,7 @@ func newCmdValidate(f *Factory) *cobra.Command {
 server (the concurrency rules, partitioning, overlapping subjects among declared streams),
 and sends every declared stream and consumer, as a create, to a private in-process
 nats-server, so that what the server's own validation refuses is an error here too.
+With environment blocks, every environment's model is built and checked.
 It exits 0 when the configuration is valid and 1 when any error was found.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
