@@ -798,6 +798,11 @@ func (e *envDecoder) variables(it item) ([]envValue, bool) {
 			continue
 		}
 		seen[t.name] = t.rng
+		if envCall(t.expr) != nil {
+			e.errorf(t.expr.Range(), "Invalid variable value",
+				"variables.%s is written here: env() is for connection settings. To take a variable's value from outside, use --var or --var-file.", t.name)
+			continue
+		}
 		if !e.noVariables(t.expr, "variables."+t.name) {
 			continue
 		}

@@ -224,6 +224,7 @@ func TestEnvironmentErrors(t *testing.T) {
 		{"variable in a setting", "variable \"h\" { default = \"x\" }\n" + head + "  context = var.h\n}\n", 4, 13, "Variables not allowed", "can not refer to var. or local.", false, ""},
 		{"local in tls", "locals { c = \"x\" }\n" + head + "  tls { cert = local.c }\n}\n", 4, 16, "Variables not allowed", "tls.cert", false, ""},
 		{"variable in variables", "variable \"a\" { default = 1 }\nvariable \"b\" { default = 1 }\n" + head + "  variables = { b = var.a }\n}\n", 5, 21, "Variables not allowed", "variables.b", false, ""},
+		{"env in variables", "variable \"a\" { default = \"x\" }\n" + head + "  variables = { a = env(\"A\") }\n}\n", 4, 21, "Invalid variable value", "use --var or --var-file", false, ""},
 		{"env in expect", head + "  expect { cluster = env(\"C\") }\n}\n", 3, 22, "Invalid expect", "env() is for connection settings", false, ""},
 		{"empty setting", head + "  user = \"\"\n}\n", 3, 10, "Empty setting", "user is empty", false, ""},
 		{"zero timeout", head + "  timeout = \"0s\"\n}\n", 3, 13, "Invalid timeout", "longer than 0", false, ""},
@@ -446,9 +447,24 @@ func TestEnvironmentSelection(t *testing.T) {
 		}
 	}
 
+	// A problem inside an environment that is not selected does not stop the others.
+	broken := writeConfig(t, strings.Replace(envVars, `environment "dev" {}`, `environment "dev" {}
+environment "qa" {
+  password  = "hunter2"
+  variables = { replicas = 9 }
+}`, 1))
+	envs, diags := loadEnvs(t, []string{broken}, Vars{}, "dev", "prod")
+	if all := allDiags(envs, diags); len(all) > 0 || envNames(envs) != "dev,prod" {
+		t.Errorf("dev and prod beside a broken qa: %s, diagnostics:\n%s", envNames(envs), render(all))
+	}
+	envs, diags = loadEnvs(t, []string{broken}, Vars{})
+	if all := allDiags(envs, diags); len(all) != 2 || len(envs[1].Diags) != 2 || envs[1].Env.Name != "qa" {
+		t.Errorf("all environments: qa's two problems are its own, got:\n%s", render(all))
+	}
+
 	// Without environment blocks: today's model, and --env is an error.
 	plain := writeConfig(t, "natsplan { project = \"p\" }\nstream \"S\" { subjects = [\"s\"] }\n")
-	envs, diags := loadEnvs(t, []string{plain}, Vars{})
+	envs, diags = loadEnvs(t, []string{plain}, Vars{})
 	if diags.HasErrors() || len(envs) != 1 || envs[0].Env != nil || envs[0].Model.Streams["S"] == nil {
 		t.Errorf("no environments: %d models, diagnostics:\n%s", len(envs), render(diags))
 	}
