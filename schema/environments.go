@@ -53,11 +53,21 @@ func (l *Loader) LoadEnvironments(ctx context.Context, paths []string, vars Vars
 	if diags.HasErrors() {
 		return nil, diags, nil
 	}
+	envs, diags, err := l.buildEnvironments(ctx, files, srcs, paths, vars, selected)
+	if err != nil {
+		return nil, nil, err
+	}
+	return envs, append(notes, diags...), nil
+}
+
+// buildEnvironments is LoadEnvironments after reading the files: paths only name
+// them in messages.
+func (l *Loader) buildEnvironments(ctx context.Context, files []string, srcs [][]byte, paths []string, vars Vars, selected []string) ([]*EnvModel, hcl.Diagnostics, error) {
 	p, err := l.parse(ctx, files, srcs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load configuration: %w", err)
 	}
-	common := append(notes, p.diags...)
+	common := p.diags
 	if !p.declaredEnvs {
 		if len(selected) > 0 {
 			return nil, append(common, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "No environments",

@@ -552,3 +552,28 @@ func TestFormatEnvironment(t *testing.T) {
 		t.Errorf("Format:\n%s\nwant:\n%s\n%s", got, want, render(diags))
 	}
 }
+
+// TestEnvironmentsExample loads the example of docs/environments.md's shape.
+func TestEnvironmentsExample(t *testing.T) {
+	t.Parallel()
+	envs, diags := loadEnvs(t, []string{"testdata/environments.hcl"}, Vars{})
+	if all := allDiags(envs, diags); len(all) > 0 || envNames(envs) != "staging,prod" {
+		t.Fatalf("%s, diagnostics:\n%s", envNames(envs), render(all))
+	}
+	staging, prod := envs[0], envs[1]
+	if s := staging.Env.Connection.Servers.Literal; s != "nats://staging-a:4222,nats://staging-b:4222" {
+		t.Errorf("staging servers %q", s)
+	}
+	if x := staging.Model.Expect; x == nil || x.Domain != "hub" || x.Cluster != "" {
+		t.Errorf("staging inherits the natsplan block's expect: %+v", x)
+	}
+	if x := prod.Model.Expect; x == nil || x.Domain != "hub" || x.Cluster != "prod-east" {
+		t.Errorf("prod's expect over the natsplan block's: %+v", x)
+	}
+	if r := [2]int{staging.Model.Streams["ORDERS"].Config.Replicas, prod.Model.Streams["ORDERS"].Config.Replicas}; r != [2]int{1, 3} {
+		t.Errorf("replicas staging, prod = %v, want [1 3]", r)
+	}
+	if p := prod.Env.Connection.Password; p != (model.Setting{Env: "PROD_NATS_PASSWORD"}) {
+		t.Errorf("prod password %+v", p)
+	}
+}

@@ -255,18 +255,18 @@ type parsedConfig struct {
 	declaredEnvs bool
 }
 
-// load decodes the given sources. It is Load without the file system, for fuzzing.
-// When ctx ends it stops early and what it returns is incomplete; the caller returns
-// ctx's error instead.
+// load decodes the given sources as LoadContext does, every environment included. It
+// is LoadContext without the file system, for fuzzing. When ctx ends it stops early
+// and returns nothing.
 func (l *Loader) load(ctx context.Context, files []string, srcs [][]byte, in Vars) (*model.Model, hcl.Diagnostics) {
-	p, err := l.parse(ctx, files, srcs)
-	if err != nil {
-		m := model.New()
-		m.Files = files
-		return m, nil
+	envs, diags, err := l.buildEnvironments(ctx, files, srcs, files, in, nil)
+	if err != nil || len(envs) == 0 {
+		return model.New(), diags
 	}
-	m, diags := decode(ctx, p, in, nil, l.files)
-	return m, append(p.diags, diags...)
+	for _, e := range envs {
+		diags = append(diags, e.Diags...)
+	}
+	return envs[0].Model, diags
 }
 
 // parse parses the files and sorts their top-level blocks; it decodes the blocks that
