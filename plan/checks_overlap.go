@@ -81,9 +81,10 @@ func (c *computer) checkOverlaps() {
 			h := first[[2]int32{a, b}]
 			s1, other := owners[a].subjects[h.index], owners[b]
 			if other.declared {
-				c.finding(finding.CodeOverlap, finding.SevError, ds.Address(), rng, fmt.Sprintf(
+				f := c.finding(finding.CodeOverlap, finding.SevError, ds.Address(), rng, fmt.Sprintf(
 					"subject %q of stream %s overlaps subject %q of stream %s: the server refuses overlapping "+
 						"streams; make the subjects disjoint", s1, owners[a].name, h.subject, other.name))
+				f.Related = []string{c.desired.Streams[other.name].Address()}
 				continue
 			}
 			c.finding(finding.CodeOverlap, finding.SevError, ds.Address(), rng, fmt.Sprintf(

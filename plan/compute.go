@@ -18,6 +18,10 @@ import (
 type Options struct {
 	// Version is the natsplan version written into the plan.
 	Version string
+	// Only are the --only patterns: the plan keeps the changes whose address matches
+	// one of them, with their dependencies (Only). A pattern that matches no object of
+	// the project makes Compute return an *OnlyError.
+	Only []string
 }
 
 // computer holds the state of one Compute call.
@@ -68,6 +72,9 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("compute plan: %w", err)
+	}
+	if err := CheckOnly(opts.Only, desired, live); err != nil {
+		return nil, err
 	}
 	c := &computer{
 		desired: desired, live: live, opts: opts,
@@ -130,6 +137,9 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 		func() { c.p.Findings = append(c.p.Findings, permissionFindings(desired, live)...) },
 		c.order,
 		func() { OrderLanes(c.p, desired, live) },
+		// A partial plan is cut before the account's limits are judged: what is left
+		// out is not created and takes no room.
+		func() { c.err = Only(c.p, desired, live, opts.Only) },
 		c.checkAccountLimits,
 		c.summarise,
 	}
@@ -428,31 +438,36 @@ func liveConsumerConfig(cfg server.ConsumerConfig) server.ConsumerConfig {
 func (c *computer) add(ch *Change) { c.p.Changes = append(c.p.Changes, ch) }
 
 // summarise counts the changes; a split change counts once.
-func (c *computer) summarise() {
+func (c *computer) summarise() { c.p.Summary = summarise(c.p.Changes) }
+
+// summarise counts changes by action; a split change counts once.
+func summarise(chs []*Change) Summary {
+	var s Summary
 	seen := map[string]bool{}
-	for _, ch := range c.p.Changes {
+	for _, ch := range chs {
 		key := string(ch.Action) + " " + ch.Address
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		if ch.Blocked != "" {
-			c.p.Summary.Blocked++
+			s.Blocked++
 			continue
 		}
 		switch ch.Action {
 		case ActCreate:
-			c.p.Summary.Create++
+			s.Create++
 		case ActUpdate:
-			c.p.Summary.Update++
+			s.Update++
 		case ActDelete:
-			c.p.Summary.Delete++
+			s.Delete++
 		case ActReplace:
-			c.p.Summary.Replace++
+			s.Replace++
 		case ActAdopt:
-			c.p.Summary.Adopt++
+			s.Adopt++
 		}
 	}
+	return s
 }
 
 // fieldPos renders where the attribute at path (or else the block) was declared, as

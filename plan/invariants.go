@@ -115,6 +115,25 @@ func (v *invariants) add(code finding.Code, sev finding.Severity, addr string, r
 		Message: fmt.Sprintf(format, args...)})
 }
 
+// relate names the other objects the last finding added is about.
+func (v *invariants) relate(addrs ...string) {
+	v.out[len(v.out)-1].Related = addrs
+}
+
+// streamAddress is the address of the stream named name: its kv or object_store
+// address when the files declare it as one.
+func (v *invariants) streamAddress(name string) string {
+	if s := v.desired.Streams[name]; s != nil {
+		return s.Address()
+	}
+	if v.live != nil {
+		if s := v.live.Streams[name]; s != nil {
+			return s.Address()
+		}
+	}
+	return "stream." + name
+}
+
 // rangeString renders r as file:line:col, or "" when unknown.
 func rangeString(r hcl.Range) string {
 	if r.Filename == "" {

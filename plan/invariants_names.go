@@ -136,6 +136,7 @@ func (v *invariants) fanOutPair(stream, stem string, a, b *model.Consumer, cutA,
 			"mapping) and let them pull from it; if these really are different services, give them "+
 			"names that say so", at.Name, strings.Join(filtersOf(v.config(at)), ", "), other.Name,
 		strings.Join(filtersOf(v.config(other)), ", "), where, stream, stem)
+	v.relate(other.Address())
 }
 
 // fanOutRange points at a consumer's declaration: its group block, or its own.

@@ -213,6 +213,7 @@ func (v *invariants) doubleReader(g *model.ConsumerGroup, p int, space string, r
 		if v.declared(c) {
 			v.add(finding.CodePartitionCoverage, finding.SevError, c.Address(), v.consumerRange(c, "filter_subjects"),
 				"%sRemove consumer %s, or rename it out of the group's name space if it is a separate reader", msg, c.Name)
+			v.relate(g.Address())
 		} else {
 			v.add(finding.CodePartitionCoverage, finding.SevError, g.Address(), g.Decl.FieldRange("mapping"),
 				"%sConsumer %s exists on the server but not in the files: delete it (nats consumer rm %s %s)", msg, c.Name, c.Stream, c.Name)
@@ -261,6 +262,11 @@ func (v *invariants) checkWorkqueues() {
 						"message goes to one consumer, so the server refuses this on create (10100) but accepts it "+
 						"on an update in a cluster, after which which consumer gets a message is arbitrary. Make "+
 						"the filters disjoint, or share one consumer", a.Name, fa, b.Name, fb, stream)
+				if at == b {
+					v.relate(a.Address())
+				} else {
+					v.relate(b.Address())
+				}
 			}
 		}
 	}
@@ -304,6 +310,7 @@ func (v *invariants) deadFilters(addr, stream string, filters []string, r hcl.Ra
 		v.add(finding.CodeDeadFilter, finding.SevError, addr, r,
 			"filter %q can never match: stream %s stores only %s, so the consumer waits forever and nothing is "+
 				"processed.%s", f, stream, storedDescription(st), hint)
+		v.relate(v.streamAddress(stream))
 	}
 }
 

@@ -61,6 +61,9 @@ type Plan struct {
 	// Only lists the --only addresses of a partial plan: changes outside them and
 	// their dependencies were left out.
 	Only []string `json:"only,omitempty"`
+	// LeftOut counts the changes of the whole plan a partial plan leaves out (a split
+	// change counts once); 0 otherwise.
+	LeftOut int `json:"left_out,omitempty"`
 	// Checksum is the sha256 of the document without it; set when the plan is saved.
 	Checksum string `json:"checksum,omitempty"`
 }

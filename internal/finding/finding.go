@@ -62,6 +62,10 @@ type Finding struct {
 	// Overridable names the apply flag that accepts this error ("allow-data-loss");
 	// empty when nothing overrides it.
 	Overridable string `json:"overridable,omitempty"`
+	// Related lists the other addresses the finding is about, when it concerns more
+	// than one object (two overlapping streams, two consumers reading the same
+	// subjects): a partial plan (--only) keeps it when either is selected.
+	Related []string `json:"related,omitempty"`
 }
 
 // Errors returns the findings of severity error, in order.
