@@ -254,5 +254,3 @@ func TestOnlyUnchanged(t *testing.T) {
 		t.Errorf("no patterns changed the plan: %v", err)
 	}
 }
-
-
