@@ -92,6 +92,18 @@ type mdSpec struct {
 
 func mdHeader(p *plan.Plan) string {
 	var b strings.Builder
+	if len(p.Only) > 0 {
+		flags := make([]string, len(p.Only))
+		for i, o := range p.Only {
+			flags[i] = mdCode("--only " + o)
+		}
+		noun := "changes are"
+		if p.LeftOut == 1 {
+			noun = "change is"
+		}
+		fmt.Fprintf(&b, "> [!WARNING]\n> **PARTIAL PLAN**: %s — %d other %s not shown and will not be applied.\n\n",
+			strings.Join(flags, " "), p.LeftOut, noun)
+	}
 	s := p.Summary
 	switch {
 	case p.HasErrors():

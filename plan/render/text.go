@@ -47,6 +47,10 @@ const (
 // then the findings, the unmanaged objects and a summary line.
 func Text(w io.Writer, p *plan.Plan, o TextOptions) error {
 	t := &textWriter{color: o.Color}
+	if banner := PartialBanner(p); banner != "" {
+		t.line("%s", t.paint(ansiBold+ansiYel, banner))
+		t.line("")
+	}
 	t.header(p)
 	for _, ch := range p.Changes {
 		t.change(ch)
@@ -56,6 +60,24 @@ func Text(w io.Writer, p *plan.Plan, o TextOptions) error {
 	t.summary(p)
 	_, err := io.WriteString(w, t.b.String())
 	return err
+}
+
+// PartialBanner is the warning a partial plan (--only) opens with: which patterns, and
+// how many changes of the whole plan it leaves out. "" for a whole plan.
+func PartialBanner(p *plan.Plan) string {
+	if len(p.Only) == 0 {
+		return ""
+	}
+	flags := make([]string, len(p.Only))
+	for i, o := range p.Only {
+		flags[i] = "--only " + o
+	}
+	noun := "changes are"
+	if p.LeftOut == 1 {
+		noun = "change is"
+	}
+	return fmt.Sprintf("PARTIAL PLAN: %s — %d other %s not shown and will not be applied",
+		strings.Join(flags, " "), p.LeftOut, noun)
 }
 
 type textWriter struct {
