@@ -59,6 +59,9 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 				if len(args) > 1 {
 					return usageErr("%s is a saved plan, which must be the only argument: `natsplan apply %s` applies exactly what it holds, without reading the configuration", pf, pf)
 				}
+				if err := onlyWithSavedPlan(f, pf); err != nil {
+					return err
+				}
 				o.PlanFile = pf
 			} else {
 				if len(args) == 1 {
@@ -80,6 +83,7 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	c.Flags().BoolVar(&o.AllowReorder, "allow-reorder", false, "allow repartitioning while lanes still hold messages (NP204): per-key order breaks for them")
 	c.Flags().IntVar(&o.Parallelism, "parallelism", apply.DefaultParallelism, "changes in flight at once within a step (0 also means the default)")
 	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
+	onlyFlag(c, f)
 	return c
 }
 

@@ -103,6 +103,8 @@ type Factory struct {
 	loader  *schema.Loader
 	// defaultServer is the server when nothing else names one (a saved plan's target).
 	defaultServer string
+	// only are the --only patterns of plan and apply: every plan computed is partial.
+	only []string
 }
 
 func newFactory(io *IOStreams, getenv func(string) string, stop <-chan struct{}) *Factory {

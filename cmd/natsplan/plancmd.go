@@ -46,6 +46,7 @@ the plan has changes.`,
 	c.Flags().StringVar(&o.Out, "out", "", "also write the plan document to `FILE` (for apply FILE)")
 	formatFlag(c, &o.Format, formatText, formatJSON, formatMarkdown)
 	c.Flags().BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when the plan has changes")
+	onlyFlag(c, f)
 	return c
 }
 
@@ -154,9 +155,9 @@ func (f *Factory) planWith(ctx context.Context, desired, live *model.Model) (*pl
 	if diags.HasErrors() {
 		return nil, silentExit(exitError)
 	}
-	p, err := plan.ComputeContext(ctx, desired, live, plan.Options{Version: buildVersion().Version})
+	p, err := plan.ComputeContext(ctx, desired, live, plan.Options{Version: buildVersion().Version, Only: f.only})
 	if err != nil {
-		return nil, err
+		return nil, onlyUsage(err)
 	}
 	if err := f.preflight(ctx, p, desired, live); err != nil {
 		return nil, err
