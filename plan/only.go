@@ -251,16 +251,21 @@ type selection struct {
 	p             *Plan
 	desired, live *model.Model
 	m             onlyMatcher
-	// byAddr indexes the changes by address; keep holds the indexes selected.
-	byAddr map[string][]int
+	// byAddr indexes the changes by address, byStream the stream changes by stream
+	// name; keep holds the indexes selected.
+	byAddr   map[string][]int
+	byStream map[string][]int
 	keep   map[int]bool
 	queue  []int
 }
 
 func (s *selection) index() {
-	s.byAddr = map[string][]int{}
+	s.byAddr, s.byStream = map[string][]int{}, map[string][]int{}
 	for i, ch := range s.p.Changes {
 		s.byAddr[ch.Address] = append(s.byAddr[ch.Address], i)
+		if ch.Kind != model.KindConsumer {
+			s.byStream[ch.Name] = append(s.byStream[ch.Name], i)
+		}
 	}
 }
 
@@ -276,8 +281,8 @@ func (s *selection) add(i int) {
 
 // addStream selects the changes of the stream named name, deletes excepted.
 func (s *selection) addStream(name string) {
-	for i, ch := range s.p.Changes {
-		if ch.Kind != model.KindConsumer && ch.Name == name && ch.Action != ActDelete {
+	for _, i := range s.byStream[name] {
+		if s.p.Changes[i].Action != ActDelete {
 			s.add(i)
 		}
 	}

@@ -164,3 +164,34 @@ func TestOnlyUsage(t *testing.T) {
 		t.Errorf("usage errors wrote %d requests", n)
 	}
 }
+
+// TestOnlyUnderLock: with the apply lock, the plan computed again under the lock is cut
+// the same way: only the selected stream is created.
+func TestOnlyUnderLock(t *testing.T) {
+	s := testsrv.Start(t)
+	url := s.ClientURL()
+	js := jetStream(t, s)
+	dir := writeConfig(t, map[string]string{"shop.hcl": `
+natsplan {
+  project = "shop"
+  lock {}
+}
+stream "A" {
+  subjects = ["a.>"]
+}
+stream "B" {
+  subjects = ["b.>"]
+}
+`})
+	code, out, errOut := cli(t, url, "apply", "--auto-approve", "--only", "stream.A", dir)
+	if first, _, _ := strings.Cut(out, "\n"); code != 0 || first != "PARTIAL PLAN: --only stream.A — 1 other change is not shown and will not be applied" {
+		t.Fatalf("apply --only under the lock: exit %d, first line %q\n%s\n%s", code, first, out, errOut)
+	}
+	ctx := context.Background()
+	if _, err := js.Stream(ctx, "A"); err != nil {
+		t.Fatalf("A was not created: %v", err)
+	}
+	if _, err := js.Stream(ctx, "B"); err == nil {
+		t.Fatal("B was created: the plan computed under the lock was not cut")
+	}
+}
