@@ -255,8 +255,8 @@ type selection struct {
 	// name; keep holds the indexes selected.
 	byAddr   map[string][]int
 	byStream map[string][]int
-	keep   map[int]bool
-	queue  []int
+	keep     map[int]bool
+	queue    []int
 }
 
 func (s *selection) index() {
