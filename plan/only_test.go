@@ -254,3 +254,34 @@ func TestOnlyUnchanged(t *testing.T) {
 		t.Errorf("no patterns changed the plan: %v", err)
 	}
 }
+
+// BenchmarkOnly measures cutting a plan of 100 streams and 6,600 consumers (every one a
+// create) down to one consumer group with --only, apart from computing the plan.
+func BenchmarkOnly(b *testing.B) {
+	desired, live := benchModel(100, 50)
+	whole, err := plan.Compute(desired, live, plan.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	patterns := []string{"consumer_group.gS7", "consumer.S9*.svc1?"}
+	var kept int
+	for b.Loop() {
+		b.StopTimer()
+		p := *whole
+		p.Changes = make([]*plan.Change, len(whole.Changes))
+		for i, ch := range whole.Changes {
+			c := *ch
+			p.Changes[i] = &c
+		}
+		p.Findings = slices.Clone(whole.Findings)
+		b.StartTimer()
+		if err := plan.Only(&p, desired, live, patterns); err != nil {
+			b.Fatal(err)
+		}
+		kept = len(p.Changes)
+	}
+	// gS7's 16 lanes and S7; svc10..svc19 of S9 and S90..S99 with their streams.
+	if want := 17 + 11*10 + 11; kept != want {
+		b.Fatalf("kept %d changes, want %d", kept, want)
+	}
+}
