@@ -108,6 +108,8 @@ func mdHeader(p *plan.Plan) string {
 	switch {
 	case p.HasErrors():
 		b.WriteString("### natsplan plan: refused\n\n")
+	case !p.HasChanges() && len(p.Only) > 0:
+		b.WriteString("### natsplan plan: no changes in what --only selects\n\n")
 	case !p.HasChanges():
 		b.WriteString("### natsplan plan: no changes\n\n")
 	default:

@@ -66,3 +66,23 @@ func TestPartialBanner(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialNoChanges: a partial plan without changes never says the server matches
+// the configuration: it left changes out.
+func TestPartialNoChanges(t *testing.T) {
+	p := &plan.Plan{Only: []string{"stream.X"}, LeftOut: 3}
+	var text, md bytes.Buffer
+	if err := Text(&text, p, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := text.String(); strings.Contains(s, "matches the configuration") ||
+		!strings.Contains(s, "No changes in what --only selects; 3 other change(s) left out.") {
+		t.Errorf("text:\n%s", s)
+	}
+	if err := Markdown(&md, p); err != nil {
+		t.Fatal(err)
+	}
+	if s := md.String(); !strings.Contains(s, "### natsplan plan: no changes in what --only selects") {
+		t.Errorf("markdown:\n%s", s)
+	}
+}

@@ -263,6 +263,9 @@ func (t *textWriter) summary(p *plan.Plan) {
 		// Not "the server matches": the errors stand between the files and apply.
 		t.b.WriteString(t.paint(ansiBold, "No changes planned."))
 		t.b.WriteString(t.paint(ansiRed, fmt.Sprintf(" %d error(s) in %s: apply refuses this plan until they are fixed.", errs, listShort(errAddrs, 5))))
+	case !p.HasChanges() && len(p.Only) > 0:
+		// A partial plan says nothing about what it left out.
+		t.b.WriteString(t.paint(ansiBold, fmt.Sprintf("No changes in what --only selects; %d other change(s) left out.", p.LeftOut)))
 	case !p.HasChanges():
 		t.b.WriteString(t.paint(ansiBold, "No changes. The server matches the configuration."))
 	default:
