@@ -94,6 +94,10 @@ func (m onlyMatcher) match(addr string) bool {
 	return false
 }
 
+// Addresses are the addresses --only may name, sorted: every object desired declares
+// and every object of live this project owns (with the consumers of its streams).
+func Addresses(desired, live *model.Model) []string { return projectAddresses(desired, live) }
+
 // projectAddresses are the addresses --only may name: every object the files declare
 // and every live object this project owns (with the consumers of its streams).
 func projectAddresses(desired, live *model.Model) []string {
