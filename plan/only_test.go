@@ -198,6 +198,10 @@ consumer_group "vip" {
 	if p := computeOnly(t, desired, live, "stream.ORDERS"); !slices.Contains(codes(p), "NP202 consumer_group.vip") {
 		t.Errorf("selecting the stream dropped the coverage finding:\n%s", testkit.Describe(p))
 	}
+	lanes := computeOnly(t, desired, live, "consumer.ORDERS.vip-?")
+	if !slices.Contains(codes(lanes), "NP202 consumer_group.vip") || len(lanes.Changes) < 2 {
+		t.Errorf("selecting the group's lanes dropped the coverage finding:\n%s", testkit.Describe(lanes))
+	}
 	if p := computeOnly(t, desired, live, "stream.OTHER"); len(p.Findings) != 0 || p.HasErrors() {
 		t.Errorf("selecting another stream kept findings:\n%s", testkit.Describe(p))
 	}
