@@ -84,7 +84,7 @@ func (c *computer) checkOverlaps() {
 				f := c.finding(finding.CodeOverlap, finding.SevError, ds.Address(), rng, fmt.Sprintf(
 					"subject %q of stream %s overlaps subject %q of stream %s: the server refuses overlapping "+
 						"streams; make the subjects disjoint", s1, owners[a].name, h.subject, other.name))
-				f.Related = []string{c.desired.Streams[other.name].Address()}
+				f.Related = c.desired.Streams[other.name].Address()
 				continue
 			}
 			c.finding(finding.CodeOverlap, finding.SevError, ds.Address(), rng, fmt.Sprintf(

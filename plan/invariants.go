@@ -115,9 +115,9 @@ func (v *invariants) add(code finding.Code, sev finding.Severity, addr string, r
 		Message: fmt.Sprintf(format, args...)})
 }
 
-// relate names the other objects the last finding added is about.
-func (v *invariants) relate(addrs ...string) {
-	v.out[len(v.out)-1].Related = addrs
+// relate names the other object the last finding added is about.
+func (v *invariants) relate(addr string) {
+	v.out[len(v.out)-1].Related = addr
 }
 
 // streamAddress is the address of the stream named name: its kv or object_store

@@ -383,7 +383,7 @@ func (s *selection) missingDeletes() []*finding.Finding {
 				code = finding.CodeWorkqueueOverlap
 			}
 			out = append(out, &finding.Finding{Code: code, Severity: finding.SevError, Address: ch.Address,
-				Related: []string{addr}, Message: fmt.Sprintf("%s must wait for the delete of %s, which frees what it "+
+				Related: addr, Message: fmt.Sprintf("%s must wait for the delete of %s, which frees what it "+
 					"takes (subjects or a workqueue filter), and --only leaves that delete out: add --only %s, or "+
 					"apply without --only", ch.Address, addr, addr)})
 		}
@@ -432,7 +432,7 @@ func (s *selection) filterFindings() {
 	in := s.participants()
 	var out []*finding.Finding
 	for _, f := range s.p.Findings {
-		keep := f.Address == "" || in[f.Address] || slices.ContainsFunc(f.Related, func(a string) bool { return in[a] })
+		keep := f.Address == "" || in[f.Address] || in[f.Related]
 		if f.Address == "" && f.Code == finding.CodeOverlap && !cyclic(s.p.Changes) {
 			keep = false // the cycle is among changes left out
 		}

@@ -62,10 +62,11 @@ type Finding struct {
 	// Overridable names the apply flag that accepts this error ("allow-data-loss");
 	// empty when nothing overrides it.
 	Overridable string `json:"overridable,omitempty"`
-	// Related lists the other addresses the finding is about, when it concerns more
-	// than one object (two overlapping streams, two consumers reading the same
-	// subjects): a partial plan (--only) keeps it when either is selected.
-	Related []string `json:"related,omitempty"`
+	// Related is the address of the other object a finding about two is about (two
+	// overlapping streams, two consumers reading the same subjects, a lane and its
+	// group, a filter and its stream): a partial plan (--only) keeps the finding when
+	// either takes part. A string, so that a Finding stays comparable.
+	Related string `json:"related,omitempty"`
 }
 
 // Errors returns the findings of severity error, in order.
