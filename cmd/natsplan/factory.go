@@ -31,8 +31,16 @@ type GlobalOptions struct {
 	Embedded string
 	// Trace prints every JetStream API request and reply to stderr.
 	Trace bool
+	// Envs are the --env patterns of the commands that take them (envFlag): the
+	// environments to run; none means all.
+	Envs []string
 
 	timeoutSet bool // --timeout was given
+	// connFlags are the connection flags given on the command line, by name; with
+	// environments they override the one selected environment's settings.
+	connFlags []string
+	// envTimeout is the environment's timeout, between --timeout and $NATS_TIMEOUT.
+	envTimeout time.Duration
 }
 
 func (g *GlobalOptions) bind(root *cobra.Command, getenv func(string) string) {
@@ -64,18 +72,27 @@ func (g *GlobalOptions) bind(root *cobra.Command, getenv func(string) string) {
 // check validates the global flags once they are parsed.
 func (g *GlobalOptions) check(c *cobra.Command) error {
 	g.timeoutSet = c.Flags().Changed("timeout")
+	g.connFlags = nil
+	for _, name := range connFlagNames {
+		if c.Flags().Changed(name) {
+			g.connFlags = append(g.connFlags, name)
+		}
+	}
 	if g.timeoutSet && g.Conn.Timeout <= 0 {
 		return usageErr("--timeout %s: give a positive duration such as 5s or 1m", g.Conn.Timeout)
 	}
 	return nil
 }
 
-// timeout is --timeout, else $NATS_TIMEOUT, else the default: the flag's default
+// timeout is --timeout, else the environment's timeout, else $NATS_TIMEOUT, else the default: the flag's default
 // must not hide the variable. A bad variable is a usage error of the commands that
 // connect.
 func (g *GlobalOptions) timeout(getenv func(string) string) (time.Duration, error) {
 	if g.timeoutSet {
 		return g.Conn.Timeout, nil
+	}
+	if g.envTimeout > 0 {
+		return g.envTimeout, nil
 	}
 	if v := getenv("NATS_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -97,10 +114,21 @@ type Factory struct {
 	getenv func(string) string
 	// writing is set while apply has requests in flight, which the first Ctrl-C lets
 	// finish; it only changes what the interruption says.
-	writing atomic.Bool
+	// The factories of environments share their parent's.
+	writing *atomic.Bool
 
 	session *Session
 	loader  *schema.Loader
+	// env is the environment this factory reaches (a child of newEnvRuns); nil for the
+	// factory of the command line, which reaches the server the flags, NATS_* and the
+	// nats CLI context name.
+	env *model.Environment
+	// desired is the environment's desired model, loaded once for all of them: Load
+	// returns it instead of reading the files.
+	desired *model.Model
+	// secrets are the values the environment's env() settings resolved to, which
+	// messages of this factory never show (see scrubber).
+	secrets *scrubber
 	// defaultServer is the server when nothing else names one (a saved plan's target).
 	defaultServer string
 	// only are the --only patterns of plan and apply: every plan computed is partial.
@@ -113,7 +141,7 @@ func newFactory(io *IOStreams, getenv func(string) string, stop <-chan struct{})
 		streams.ErrOut = &lockedWriter{w: io.ErrOut}
 		io = &streams
 	}
-	return &Factory{IO: io, Global: &GlobalOptions{}, Stop: stop, getenv: getenv}
+	return &Factory{IO: io, Global: &GlobalOptions{}, Stop: stop, getenv: getenv, writing: new(atomic.Bool)}
 }
 
 // reconnectWait is how long nats.go waits between attempts to reach a server that went
@@ -129,16 +157,40 @@ func (f *Factory) ErrColor() bool { return f.IO.StderrTTY && !f.Global.NoColor }
 
 // Load reads the configuration files. Diagnostics are printed to stderr; any error
 // makes Load fail with a silent exit 1, since the diagnostics already said why.
+//
+// The factory of an environment (or of a configuration whose environments were looked
+// for first, see environments) returns the model loaded then, without reading again.
 func (f *Factory) Load(ctx context.Context, paths []string) (*model.Model, error) {
+	if f.desired != nil {
+		if f.Global.Embedded != "" && f.env != nil {
+			warnEmbeddedMemory(f.IO.ErrOut, f.desired)
+		}
+		return f.desired, nil
+	}
 	f.loader = schema.NewLoader()
-	m, diags, err := f.loader.LoadContext(ctx, paths, schema.Vars{Args: f.Global.Vars, Files: f.Global.VarFiles})
+	envs, diags, err := f.loader.LoadEnvironments(ctx, paths, schema.Vars{Args: f.Global.Vars, Files: f.Global.VarFiles}, nil)
 	if err != nil {
 		return nil, err
 	}
+	if len(envs) > 0 && envs[0].Env != nil {
+		// environments looked for the blocks and found none; a command that reaches
+		// here with environment blocks would plan one of them against the wrong server.
+		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("%s declares environment blocks, which this command does not run: use plan or drift", strings.Join(pathsOrDefault(paths), ", "))}
+	}
+	for _, e := range envs {
+		diags = append(diags, e.Diags...)
+	}
 	f.printDiags(diags)
-	if diags.HasErrors() {
+	if diags.HasErrors() || len(envs) == 0 {
 		return nil, silentExit(exitError)
 	}
+	m := envs[0].Model
+	return f.checkLoaded(paths, m)
+}
+
+// checkLoaded refuses a configuration that declares nothing and warns about memory
+// storage under --embedded.
+func (f *Factory) checkLoaded(paths []string, m *model.Model) (*model.Model, error) {
 	if m.Project == "" {
 		// Any object declared without a natsplan block is a diagnostic above, so
 		// nothing at all is declared: empty files, comments or variables only.
@@ -195,6 +247,12 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 	}
 	o := f.Global.Conn
 	var err error
+	if f.env != nil && f.Global.Embedded == "" {
+		if o, err = f.envOptions(); err != nil {
+			return nil, err
+		}
+		f.Global.Conn = o // the lock's JetStream domain, for one
+	}
 	if o.Timeout, err = f.Global.timeout(f.getenv); err != nil {
 		return nil, err
 	}
@@ -203,7 +261,21 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 	if f.Global.Embedded != "" && (o.Server != "" || o.Context != "") {
 		return nil, usageErr("--embedded runs its own server: drop --server/--context")
 	}
-	o.FromEnv(f.getenv)
+	if f.env == nil {
+		o.FromEnv(f.getenv)
+	} else {
+		// NATS_URL, NATS_CREDS, ... describe one server: an environment's own
+		// settings decide. Its context (if it names one) is read where the nats CLI keeps them.
+		envOnly := connect.Options{}
+		envOnly.FromEnv(func(k string) string {
+			if k == "XDG_CONFIG_HOME" || k == "HOME" {
+				return f.getenv(k)
+			}
+			return ""
+		})
+		o.ConfigDir = envOnly.ConfigDir
+		o.NoContext = o.Context == ""
+	}
 	o.DefaultServer = f.defaultServer
 	if o.Name == "" {
 		o.Name = "natsplan"
@@ -237,7 +309,7 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 	js.Denials = denials
 	if f.Global.Trace {
 		js.Trace = jsapi.NewTracer(f.IO.ErrOut)
-		fmt.Fprintf(f.IO.ErrOut, "--- connected to %s (server %s), JetStream API %s.>\n", nc.ConnectedUrlRedacted(), nc.ConnectedServerName(), js.Prefix)
+		fmt.Fprintf(f.IO.ErrOut, "--- connected to %s (server %s), JetStream API %s.>\n", connect.Redact(nc.ConnectedUrlRedacted()), nc.ConnectedServerName(), js.Prefix)
 	}
 	f.session = &Session{NC: nc, JS: js, URL: nc.ConnectedUrlRedacted(), srv: srv, closed: closed}
 	return f.session, nil

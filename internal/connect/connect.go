@@ -338,6 +338,11 @@ func contextSuffix(nctx *natscontext.Context) string {
 // redact hides the user-info part of every URL in a comma-separated list.
 func redact(urls string) string { return replaceUserInfo(urls, "xxxxx@") }
 
+// Redact hides the whole user-info part (user name, password or token) of every URL in
+// a comma-separated list, for messages: a token written as the user name of a URL is a
+// secret too, which url.URL.Redacted leaves in place.
+func Redact(urls string) string { return redact(urls) }
+
 // WithoutUserInfo drops the user-info part (user, password or token) of every URL in a
 // comma-separated list: a saved plan's target URL is used without the credentials it
 // was redacted from.
