@@ -12,6 +12,7 @@ import (
 	"github.com/natsplan/natsplan/observe"
 	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
+	"github.com/natsplan/natsplan/planfile"
 	"github.com/natsplan/natsplan/preflight"
 	"github.com/natsplan/natsplan/schema"
 )
@@ -33,8 +34,11 @@ server does, and prints exactly what apply would do: creates, in-place updates, 
 of unmarked objects, consumer replaces where lifecycle allows, and deletes of objects this
 project owns. Changes the server would refuse are errors that explain the way out.
 
-Exit codes: 0 ok; 1 error (including any error finding); with --detailed-exitcode, 2 when
-the plan has changes.`,
+With environment blocks (docs/environments.md), plan runs every environment, or those
+--env selects, each against its own server, and prints one section per environment.
+
+Exit codes: 0 ok; 1 error (including any error finding, or any environment that failed);
+with --detailed-exitcode, 2 when the plan (of any environment) has changes.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
 			if err := checkFormat(o.Format, formatText, formatJSON, formatMarkdown); err != nil {
@@ -47,10 +51,18 @@ the plan has changes.`,
 	formatFlag(c, &o.Format, formatText, formatJSON, formatMarkdown)
 	c.Flags().BoolVar(&o.DetailedExitcode, "detailed-exitcode", false, "exit 2 when the plan has changes")
 	onlyFlag(c, f)
+	envFlag(c, f)
 	return c
 }
 
 func runPlan(ctx context.Context, f *Factory, o *planOptions) error {
+	runs, err := f.environments(ctx, o.Paths)
+	if err != nil {
+		return err
+	}
+	if runs != nil {
+		return runPlanEnvs(ctx, f, o, runs)
+	}
 	p, _, err := f.computePlan(ctx, o.Paths)
 	if err != nil {
 		return err
@@ -71,6 +83,71 @@ func runPlan(ctx context.Context, f *Factory, o *planOptions) error {
 		return silentExit(exitChanges)
 	}
 	return nil
+}
+
+// runPlanEnvs plans every environment and prints them as one document.
+func runPlanEnvs(ctx context.Context, f *Factory, o *planOptions, runs []*envRun) error {
+	if err := forEachEnv(ctx, runs, func(ctx context.Context, r *envRun) error {
+		p, _, err := r.F.computePlan(ctx, o.Paths)
+		r.Plan = p
+		return err
+	}); err != nil {
+		return err
+	}
+	m := multiPlan(runs)
+	if o.Out != "" {
+		data, err := planfile.MarshalMulti(m)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(o.Out, data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.IO.ErrOut, "Saved the plans of %d environment(s) to %s: apply them with `natsplan apply %s`.\n", len(runs), o.Out, o.Out)
+	}
+	if err := f.renderMulti(f.IO.Out, m, o.Format); err != nil {
+		return err
+	}
+	err := envExit(runs, func(r *envRun) bool { return o.DetailedExitcode && r.Plan.HasChanges() })
+	if code, _ := exitCodeOf(err); code != exitError {
+		for _, r := range runs {
+			if r.Plan.HasErrors() {
+				return silentExit(exitError)
+			}
+		}
+	}
+	return err
+}
+
+// multiPlan is the document of the runs' plans, in their order: a failed environment's
+// is a plan with its error and no changes. Each carries its environment's name and
+// connection settings (references, never a secret).
+func multiPlan(runs []*envRun) *plan.Multi {
+	version := buildVersion().Version
+	m := &plan.Multi{FormatVersion: plan.FormatVersion, NatsplanVersion: version}
+	for _, r := range runs {
+		p := r.Plan
+		if r.Err != nil || p == nil {
+			p = &plan.Plan{FormatVersion: plan.FormatVersion, NatsplanVersion: version, Error: r.errText()}
+			r.Plan = p
+		}
+		p.Environment = r.Name()
+		conn := r.Env.Connection
+		p.Connection = &conn
+		m.Environments = append(m.Environments, p)
+	}
+	return m
+}
+
+// renderMulti writes a plan of several environments in format.
+func (f *Factory) renderMulti(w io.Writer, m *plan.Multi, format Format) error {
+	switch format {
+	case formatJSON:
+		return render.MultiJSON(w, m)
+	case formatMarkdown:
+		return render.MultiMarkdown(w, m)
+	}
+	return render.MultiText(w, m, render.TextOptions{Color: f.Color()})
 }
 
 func (f *Factory) renderPlan(w io.Writer, p *plan.Plan, format Format) error {

@@ -11,6 +11,14 @@ import (
 // JSON writes the plan document (docs/commands/plan.md, "The plan document") as exactly one JSON document. Empty
 // lists are written as [] so consumers never see null.
 func JSON(w io.Writer, p *plan.Plan) error {
+	if err := WriteJSON(w, jsonPlan(p)); err != nil {
+		return fmt.Errorf("write json plan: %w", err)
+	}
+	return nil
+}
+
+// jsonPlan is p as the JSON document writes it: the format version set, empty lists [].
+func jsonPlan(p *plan.Plan) *plan.Plan {
 	doc := *p
 	if doc.FormatVersion == "" {
 		doc.FormatVersion = plan.FormatVersion
@@ -27,8 +35,5 @@ func JSON(w io.Writer, p *plan.Plan) error {
 	if doc.Unmanaged == nil {
 		doc.Unmanaged = []*plan.Object{}
 	}
-	if err := WriteJSON(w, &doc); err != nil {
-		return fmt.Errorf("write json plan: %w", err)
-	}
-	return nil
+	return &doc
 }
