@@ -108,6 +108,10 @@ func (f *Factory) environments(ctx context.Context, paths []string) ([]*envRun, 
 	if err != nil {
 		return nil, err
 	}
+	if len(envs) > 0 && envs[0].Env == nil && len(f.Global.Envs) > 0 && !diags.HasErrors() {
+		return nil, usageErr("--env %s: %s declares no environment blocks; drop --env, or declare environment \"NAME\" { ... } blocks (docs/environments.md)",
+			f.Global.Envs[0], strings.Join(pathsOrDefault(paths), ", "))
+	}
 	if len(envs) == 0 || envs[0].Env == nil {
 		for _, e := range envs {
 			diags = append(diags, e.Diags...)

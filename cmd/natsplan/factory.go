@@ -160,7 +160,17 @@ func (f *Factory) ErrColor() bool { return f.IO.StderrTTY && !f.Global.NoColor }
 //
 // The factory of an environment (or of a configuration whose environments were looked
 // for first, see environments) returns the model loaded then, without reading again.
+// Of a configuration with environment blocks, Load returns the first environment's
+// model, after printing every environment's diagnostics: the commands that read no
+// server (validate, permissions, partition) check the files with it.
 func (f *Factory) Load(ctx context.Context, paths []string) (*model.Model, error) {
+	return f.load(ctx, paths, false)
+}
+
+// load is Load; oneServer refuses a configuration with environment blocks, which a
+// command that reaches one server without running environments would plan against
+// the wrong server.
+func (f *Factory) load(ctx context.Context, paths []string, oneServer bool) (*model.Model, error) {
 	if f.desired != nil {
 		if f.Global.Embedded != "" && f.env != nil {
 			warnEmbeddedMemory(f.IO.ErrOut, f.desired)
@@ -172,10 +182,9 @@ func (f *Factory) Load(ctx context.Context, paths []string) (*model.Model, error
 	if err != nil {
 		return nil, err
 	}
-	if len(envs) > 0 && envs[0].Env != nil {
-		// environments looked for the blocks and found none; a command that reaches
-		// here with environment blocks would plan one of them against the wrong server.
-		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("%s declares environment blocks, which this command does not run: use plan or drift", strings.Join(pathsOrDefault(paths), ", "))}
+	if oneServer && len(envs) > 0 && envs[0].Env != nil {
+		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("%s declares environment blocks, which this command does not run yet: plan and drift do (docs/environments.md)",
+			strings.Join(pathsOrDefault(paths), ", "))}
 	}
 	for _, e := range envs {
 		diags = append(diags, e.Diags...)
@@ -184,8 +193,7 @@ func (f *Factory) Load(ctx context.Context, paths []string) (*model.Model, error
 	if diags.HasErrors() || len(envs) == 0 {
 		return nil, silentExit(exitError)
 	}
-	m := envs[0].Model
-	return f.checkLoaded(paths, m)
+	return f.checkLoaded(paths, envs[0].Model)
 }
 
 // checkLoaded refuses a configuration that declares nothing and warns about memory

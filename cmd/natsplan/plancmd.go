@@ -185,7 +185,7 @@ func (f *Factory) loadAndRead(ctx context.Context, paths []string) (desired, liv
 		live, err := f.readLive(readCtx)
 		done <- read{live, err}
 	}()
-	desired, err = f.Load(ctx, paths)
+	desired, err = f.load(ctx, paths, true)
 	if err != nil {
 		cancel() // the diagnostics are what to fix: don't wait for a slow server
 	}
