@@ -240,7 +240,7 @@ func (f *Factory) envOptions() (connect.Options, error) {
 		}
 		v, err := st.s.Resolve(f.getenv)
 		if err != nil {
-			return o, fmt.Errorf("environment %q, setting %s: %w", f.env.Name, st.name, err)
+			return o, fmt.Errorf("setting %s: %w", st.name, err)
 		}
 		*st.dst = v
 		if st.s.Env != "" || secret {
