@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/natsplan/natsplan/internal/connect"
 	"github.com/natsplan/natsplan/internal/embedded"
 	"github.com/natsplan/natsplan/internal/testsrv"
 	"github.com/natsplan/natsplan/plan"
@@ -530,5 +532,151 @@ func TestEnvMarkdownManyEnvironments(t *testing.T) {
 	}
 	if d := strings.Count(out, "<details><summary><b>region-"); d != 12 {
 		t.Errorf("%d environments detailed, want 12 (closed: no destructive change, no error)", d)
+	}
+}
+
+// TestEnvOwnDiagnostics: a value only one environment has that the files refuse fails
+// that environment, with its diagnostics on stderr lines prefixed with its name; the
+// others are planned.
+func TestEnvOwnDiagnostics(t *testing.T) {
+	src := `natsplan {
+  project = "shop"
+}
+
+variable "max_age" {
+  type    = string
+  default = "1h"
+}
+
+environment "dev" {
+  servers = env("DEV_URL")
+}
+
+environment "broken" {
+  servers   = env("DEV_URL")
+  variables = { max_age = "forever" }
+}
+
+stream "ORDERS" {
+  subjects = ["orders.>"]
+  max_age  = var.max_age
+}
+`
+	dir := writeConfig(t, map[string]string{"shop.hcl": src})
+	env, _ := servers(t, "dev")
+	code, out, errOut := envCLI(t, env, "plan", dir)
+	if code != exitError {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "=== environment dev: nats://") || !strings.Contains(out, "dev: 1 to create") || !strings.Contains(out, "broken: failed") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	var prefixed bool
+	for _, line := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(line, "[broken] ") && strings.Contains(line, "forever") {
+			prefixed = true
+		}
+		if strings.Contains(line, "forever") && !strings.HasPrefix(line, "[broken] ") {
+			t.Errorf("a diagnostic of broken without its prefix: %q", line)
+		}
+	}
+	if !prefixed || !strings.Contains(errOut, "Error: environment broken: stopped by the errors reported above") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+}
+
+// TestEnvConnectionSources: an environment's own settings decide where it runs: the
+// NATS_* variables and the nats CLI's selected context are not used, a context the
+// environment names is, and --embedded runs one server per environment in DIR/<name>.
+func TestEnvConnectionSources(t *testing.T) {
+	env, _ := servers(t, "dev")
+	ctxSrv := testsrv.Start(t, func(o *embedded.Options) { o.Name = "srv-ctx" })
+	config := t.TempDir()
+	ctxDir := filepath.Join(config, "nats", "context")
+	if err := os.MkdirAll(ctxDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, url := range map[string]string{"east": ctxSrv.ClientURL(), "selected": closedURL(t)} {
+		if err := os.WriteFile(filepath.Join(ctxDir, name+".json"), []byte(`{"url":"`+url+`"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(config, "nats", "context.txt"), []byte("selected"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env["XDG_CONFIG_HOME"] = config
+	// Each of these would fail the connection if it were used.
+	env["NATS_URL"] = closedURL(t)
+	env["NATS_CREDS"] = filepath.Join(config, "missing.creds")
+	env["NATS_TIMEOUT"] = "not-a-duration-but-unused"
+	src := `natsplan {
+  project = "shop"
+}
+
+environment "dev" {
+  servers = env("DEV_URL")
+  timeout = "3s"
+}
+
+environment "east" {
+  context = "east"
+  timeout = "3s"
+}
+
+stream "ORDERS" {
+  subjects = ["orders.>"]
+}
+`
+	dir := writeConfig(t, map[string]string{"shop.hcl": src})
+	code, out, errOut := envCLI(t, env, "plan", dir)
+	if code != 0 || !strings.Contains(out, "=== environment dev: "+env["DEV_URL"]+" (server srv-dev") ||
+		!strings.Contains(out, "=== environment east: "+ctxSrv.ClientURL()+" (server srv-ctx") {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	store := t.TempDir()
+	code, out, errOut = envCLI(t, env, "plan", "--embedded", store, dir)
+	if code != 0 || strings.Count(out, "=== environment ") != 2 || strings.Count(out, "=== environment ") != strings.Count(out, "(server natsplan-embedded")/2 ||
+		!strings.Contains(errOut, "the environments' connection settings are not used") {
+		t.Errorf("--embedded: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, n := range []string{"dev", "east"} {
+		if st, err := os.Stat(filepath.Join(store, n)); err != nil || !st.IsDir() {
+			t.Errorf("--embedded did not store environment %s in its own folder: %v", n, err)
+		}
+	}
+}
+
+// TestEnvTimeoutPrecedence: --timeout, then the environment's timeout, then
+// $NATS_TIMEOUT, then the default.
+func TestEnvTimeoutPrecedence(t *testing.T) {
+	getenv := func(v string) func(string) string {
+		return func(k string) string {
+			if k == "NATS_TIMEOUT" {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		flag       time.Duration // 0: not given
+		envTimeout time.Duration
+		variable   string
+		want       time.Duration
+	}{
+		{"flag over all", 7 * time.Second, 3 * time.Second, "9s", 7 * time.Second},
+		{"environment over variable", 0, 3 * time.Second, "9s", 3 * time.Second},
+		{"variable", 0, 0, "9s", 9 * time.Second},
+		{"default", 0, 0, "", connect.DefaultTimeout},
+	} {
+		g := GlobalOptions{envTimeout: tc.envTimeout}
+		g.Conn.Timeout = connect.DefaultTimeout
+		if tc.flag > 0 {
+			g.Conn.Timeout, g.timeoutSet = tc.flag, true
+		}
+		got, err := g.timeout(getenv(tc.variable))
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
 	}
 }
