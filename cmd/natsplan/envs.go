@@ -159,7 +159,7 @@ func (f *Factory) environments(ctx context.Context, paths []string) ([]*envRun, 
 
 // envBlockLine finds the start of an environment block in a file: the word at the start
 // of a line (or right after a comment), then a label.
-var envBlockLine = regexp.MustCompile(`(?m)(^|\*/)[ \t]*environment[ \t]*["\pL_]`)
+var envBlockLine = regexp.MustCompile(`(?m)(^|\*/)[ \t]*environment([ \t]*"|[ \t]+[\pL_])`)
 
 // mayDeclareEnvironments reports whether the files PATHs name may hold an environment
 // block, without parsing them: a configuration without any is loaded while the server

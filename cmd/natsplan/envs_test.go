@@ -680,3 +680,43 @@ func TestEnvTimeoutPrecedence(t *testing.T) {
 		}
 	}
 }
+
+func TestMayDeclareEnvironments(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		src  string
+		want bool
+	}{
+		{"environment \"prod\" {\n}\n", true},
+		{"  environment   \"prod\" {}\n", true},
+		{"environment prod {\n}\n", true},
+		{"/* note */ environment \"prod\" {}\n", true},
+		{"variable \"environment\" {\n  default = \"dev\"\n}\n", false},
+		{"stream \"S\" {\n  description = \"environment: dev\"\n  environmental = 1\n}\n", false},
+		{"# environment \"prod\" is declared elsewhere\n", false},
+	} {
+		dir := writeConfig(t, map[string]string{"a.hcl": tc.src})
+		if got := mayDeclareEnvironments([]string{dir}); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
+
+func TestPrefixWriter(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	s := &scrubber{}
+	s.add("hunter22", false)
+	s.add("nats://me:pw-in-url@a:4222,nats://tok-in-url@b:4222", true)
+	w := &prefixWriter{w: &buf, prefix: "[prod] ", secrets: s}
+	for _, part := range []string{"one line\ntwo ", "halves\r\n", "password hunter22 and ", "nats://me:pw-in-url@a:4222 nats://tok-in-url@b:4222\nno newline"} {
+		if _, err := w.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.flush()
+	want := "[prod] one line\n[prod] two halves\n[prod] password xxxxx and nats://xxxxx@a:4222 nats://xxxxx@b:4222\n[prod] no newline\n"
+	if buf.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
+	}
+}
