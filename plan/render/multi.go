@@ -71,7 +71,7 @@ func MultiText(w io.Writer, m *plan.Multi, o TextOptions) error {
 			b.WriteString("\n")
 		}
 		t := &textWriter{color: o.Color}
-		fmt.Fprintf(&b, "%s\n", t.paint(ansiBold, fmt.Sprintf("=== environment %s: %s", envName(p), targetIdentity(p.Target))))
+		fmt.Fprintf(&b, "%s\n", EnvHeading(p, o))
 		if p.Error != "" {
 			fmt.Fprintf(&b, "%s\n", t.paint(ansiRed, "Error: "+p.Error))
 		} else if err := Text(&b, p, o); err != nil {
