@@ -495,6 +495,19 @@ stream "ORDERS" {
 	if code != 0 || strings.Contains(out, "=== environment") || !strings.Contains(out, "natsplan plan for "+s.ClientURL()) {
 		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
 	}
+	// A block commented out looks like one to the scan that decides whether to read
+	// the files before the server: the files are then read first, and the plan is
+	// the same.
+	if err := os.WriteFile(filepath.Join(dir, "old.hcl"), []byte("/*\nenvironment \"old\" {}\n*/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !mayDeclareEnvironments([]string{dir}) {
+		t.Fatal("the scan does not see the commented block: this case tests nothing")
+	}
+	code, again, errOut := cli(t, s.ClientURL(), "plan", dir)
+	if code != 0 || again != out {
+		t.Errorf("exit %d, plan differs:\n%s\nbefore:\n%s\n%s", code, again, out, errOut)
+	}
 }
 
 // TestEnvMarkdownManyEnvironments: twelve environments on two servers, each planning
