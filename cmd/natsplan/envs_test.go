@@ -241,6 +241,13 @@ func TestEnvDrift(t *testing.T) {
 			t.Fatalf("apply %s: exit %d\n%s\n%s", n, code, out, errOut)
 		}
 	}
+	// plan --detailed-exitcode aggregates: 0 for dev alone (in sync), 2 with prod.
+	if code, out, errOut := envCLI(t, env, "plan", "--detailed-exitcode", "--env", "dev", dir); code != 0 || !strings.Contains(out, "dev: no changes") {
+		t.Errorf("plan --detailed-exitcode --env dev: exit %d, want 0\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := envCLI(t, env, "plan", "--detailed-exitcode", dir); code != exitChanges {
+		t.Errorf("plan --detailed-exitcode: exit %d, want 2\n%s\n%s", code, out, errOut)
+	}
 	code, out, errOut := envCLI(t, env, "drift", dir)
 	if code != exitChanges {
 		t.Fatalf("drift: exit %d, want 2\n%s\n%s", code, out, errOut)
