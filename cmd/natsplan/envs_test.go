@@ -740,3 +740,52 @@ func TestPrefixWriter(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", buf.String(), want)
 	}
 }
+
+// TestEnvPlanErrorFinding: an error finding only one environment's values cause (three
+// replicas on a single server, NP403) is shown in its section and counted in the
+// summaries; the plan exits 1 even with --detailed-exitcode, and the other
+// environment's plan is whole.
+func TestEnvPlanErrorFinding(t *testing.T) {
+	src := `natsplan {
+  project = "shop"
+}
+
+variable "replicas" {
+  type    = number
+  default = 1
+}
+
+environment "dev" {
+  servers = env("DEV_URL")
+}
+
+environment "big" {
+  servers   = env("BIG_URL")
+  variables = { replicas = 3 }
+}
+
+stream "ORDERS" {
+  subjects     = ["orders.>"]
+  num_replicas = var.replicas
+}
+`
+	dir := writeConfig(t, map[string]string{"shop.hcl": src})
+	env, _ := servers(t, "dev", "big")
+	code, out, errOut := envCLI(t, env, "plan", "--detailed-exitcode", dir)
+	if code != exitError {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	big := out[strings.Index(out, "=== environment big"):]
+	if !strings.Contains(big, "NP403") || !strings.Contains(out, "dev: 1 to create, 0 to update, 0 to delete, 0 to replace, 0 to adopt; big: 1 to create") ||
+		!strings.Contains(out, "1 error(s).") {
+		t.Errorf("text:\n%s", out)
+	}
+	if strings.Contains(out[:strings.Index(out, "=== environment big")], "NP403") {
+		t.Errorf("dev's section has big's error:\n%s", out)
+	}
+	code, md, _ := envCLI(t, env, "plan", "--format", "markdown", dir)
+	if code != exitError || !strings.Contains(md, "| `big` | 1 | 0 | 0 | 0 | 1 |") || !strings.Contains(md, "<details open><summary><b>big</b>") ||
+		!strings.Contains(md, "<details><summary><b>dev</b>") {
+		t.Errorf("markdown: exit %d\n%s", code, md)
+	}
+}
