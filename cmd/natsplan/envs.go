@@ -196,7 +196,7 @@ func (f *Factory) newEnvRun(e *schema.EnvModel) *envRun {
 		g.Embedded = filepath.Join(g.Embedded, name)
 	}
 	child := &Factory{IO: io, Global: &g, Stop: f.Stop, getenv: f.getenv, writing: f.writing,
-		loader: f.loader, env: e.Env, desired: e.Model, secrets: secrets}
+		loader: f.loader, env: e.Env, desired: e.Model, secrets: secrets, only: f.only}
 	return &envRun{Env: e.Env, Desired: e.Model, F: child, Out: out, errw: errw}
 }
 

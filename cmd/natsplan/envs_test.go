@@ -789,3 +789,39 @@ stream "ORDERS" {
 		t.Errorf("markdown: exit %d\n%s", code, md)
 	}
 }
+
+// TestEnvPlanOnly: --only makes every environment's plan partial, each part saying so.
+func TestEnvPlanOnly(t *testing.T) {
+	src := `natsplan {
+  project = "shop"
+}
+
+environment "dev" {
+  servers = env("DEV_URL")
+}
+
+environment "prod" {
+  servers = env("PROD_URL")
+}
+
+stream "ORDERS" {
+  subjects = ["orders.>"]
+}
+
+stream "AUDIT" {
+  subjects = ["audit.>"]
+}
+`
+	dir := writeConfig(t, map[string]string{"shop.hcl": src})
+	env, _ := servers(t, "dev", "prod")
+	code, out, errOut := envCLI(t, env, "plan", "--format", "json", "--only", "stream.AUDIT", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	m := decodeMulti(t, out)
+	for _, p := range m.Environments {
+		if len(p.Changes) != 1 || p.Changes[0].Address != "stream.AUDIT" || len(p.Only) != 1 {
+			t.Errorf("%s: %d changes, only %v", p.Environment, len(p.Changes), p.Only)
+		}
+	}
+}
