@@ -11,6 +11,18 @@ import (
 // (one line, for a stream of samples under --watch). Subjects are written as they are:
 // no HTML escaping.
 func JSON(w io.Writer, r *Report, compact bool) error {
+	doc := r.withLists()
+	if !compact {
+		return render.WriteJSON(w, doc)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(doc)
+}
+
+// withLists is a copy of r whose lists are empty rather than nil, so the document
+// always has them ([] rather than null).
+func (r *Report) withLists() *Report {
 	doc := *r
 	if doc.Groups == nil {
 		doc.Groups = []*Group{}
@@ -24,10 +36,5 @@ func JSON(w io.Writer, r *Report, compact bool) error {
 	if doc.Findings == nil {
 		doc.Findings = []*Finding{}
 	}
-	if !compact {
-		return render.WriteJSON(w, &doc)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(&doc)
+	return &doc
 }

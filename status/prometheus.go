@@ -16,68 +16,106 @@ import (
 // node-exporter textfile or a cron job can feed alerting.
 func Prometheus(w io.Writer, r *Report) error {
 	p := &promWriter{}
-	type consumerMetric struct {
-		name, help, typ string
-		value           func(*Consumer) float64
-	}
-	metrics := []consumerMetric{
-		{"natsplan_consumer_up", "1 when the declared consumer exists on the server, 0 when it is missing.", "gauge", func(c *Consumer) float64 { return boolValue(!c.Missing) }},
-		{"natsplan_consumer_pending", "Messages waiting for delivery (num_pending).", "gauge", func(c *Consumer) float64 { return float64(c.NumPending) }},
-		{"natsplan_consumer_ack_pending", "Messages in flight, delivered and not yet acknowledged (num_ack_pending).", "gauge", func(c *Consumer) float64 { return float64(c.NumAckPending) }},
-		{"natsplan_consumer_max_ack_pending", "The in-flight limit shared by every worker of the consumer (max_ack_pending; -1 unlimited).", "gauge", func(c *Consumer) float64 { return float64(c.MaxAckPending) }},
-		{"natsplan_consumer_redelivered", "Messages in flight delivered more than once (num_redelivered).", "gauge", func(c *Consumer) float64 { return float64(c.NumRedelivered) }},
-		{"natsplan_consumer_waiting", "Pull requests parked on the consumer (num_waiting).", "gauge", func(c *Consumer) float64 { return float64(c.NumWaiting) }},
-		{"natsplan_consumer_delivered_total", "Deliveries made, first and repeated (delivered.consumer_seq).", "counter", func(c *Consumer) float64 { return float64(c.Delivered) }},
-		{"natsplan_consumer_ack_floor_total", "Deliveries below which every one is acknowledged (ack_floor.consumer_seq).", "counter", func(c *Consumer) float64 { return float64(c.AckFloor) }},
-	}
-	for _, m := range metrics {
-		p.family(m.name, m.help, m.typ)
-		for _, c := range r.Consumers {
-			p.sample(m.name, consumerLabels(c), m.value(c))
-		}
-	}
-	p.family("natsplan_consumer_last_delivery_seconds", "Seconds since the last delivery; absent when there was none.", "gauge")
-	for _, c := range r.Consumers {
-		if c.LastDelivery != nil {
-			p.sample("natsplan_consumer_last_delivery_seconds", consumerLabels(c), r.Time.Sub(*c.LastDelivery).Seconds())
-		}
-	}
-	type groupMetric struct {
-		name, help string
-		value      func(*Group) float64
-	}
-	for _, m := range []groupMetric{
-		{"natsplan_group_pending", "Messages waiting for delivery, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumPending) }},
-		{"natsplan_group_ack_pending", "Messages in flight, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumAckPending) }},
-		{"natsplan_group_max_ack_pending", "The in-flight limits of the group's consumers, summed.", func(g *Group) float64 { return float64(g.MaxAckPending) }},
-		{"natsplan_group_redelivered", "Messages in flight delivered more than once, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumRedelivered) }},
-		{"natsplan_group_waiting", "Pull requests parked, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumWaiting) }},
-	} {
-		p.family(m.name, m.help, "gauge")
-		for _, g := range r.Groups {
-			p.sample(m.name, [][2]string{{"stream", g.Stream}, {"group", g.Name}}, m.value(g))
-		}
-	}
-	p.family("natsplan_dead_letter_messages", "Messages held by a dead-letter stream.", "gauge")
-	for _, d := range r.DeadLetters {
-		if !d.Missing {
-			p.sample("natsplan_dead_letter_messages", [][2]string{{"stream", d.Stream}}, float64(d.Msgs))
-		}
-	}
-	counts := map[finding.Code]int{}
-	for _, f := range r.Findings {
-		counts[f.Code]++
-	}
-	p.family("natsplan_condition", "How many findings of each live condition code hold (docs/rules/<code>.md).", "gauge")
-	for _, code := range Codes {
-		p.sample("natsplan_condition", [][2]string{{"code", string(code)}}, float64(counts[code]))
-	}
-	p.family("natsplan_finding", "1 for each finding that holds, by code, severity and address.", "gauge")
-	for _, f := range r.Findings {
-		p.sample("natsplan_finding", [][2]string{{"code", string(f.Code)}, {"severity", string(f.Severity)}, {"address", f.Address}}, 1)
+	for _, fam := range families {
+		p.family(fam.name, fam.help, fam.typ)
+		fam.samples(r, func(labels [][2]string, v float64) { p.sample(fam.name, labels, v) })
 	}
 	_, err := w.Write(p.b.Bytes())
 	return err
+}
+
+// PrometheusEnvironments writes the reports of several environments as one exposition:
+// each metric family once (one HELP and one TYPE line), its series from every
+// environment in order, each series labelled environment="NAME" first. An environment
+// with no report has no series but natsplan_environment_up 0, so an alert can see it.
+func PrometheusEnvironments(w io.Writer, envs []*EnvReport) error {
+	p := &promWriter{}
+	p.family("natsplan_environment_up", "1 when the environment's server was read, 0 when it could not be (unreachable, refused by its expect guard, invalid configuration).", "gauge")
+	for _, e := range envs {
+		p.sample("natsplan_environment_up", [][2]string{{"environment", e.Name}}, boolValue(e.Report != nil))
+	}
+	for _, fam := range families {
+		p.family(fam.name, fam.help, fam.typ)
+		for _, e := range envs {
+			if e.Report == nil {
+				continue
+			}
+			fam.samples(e.Report, func(labels [][2]string, v float64) {
+				p.sample(fam.name, append([][2]string{{"environment", e.Name}}, labels...), v)
+			})
+		}
+	}
+	_, err := w.Write(p.b.Bytes())
+	return err
+}
+
+// family is one metric family: its HELP and TYPE, and the samples one report gives.
+type family struct {
+	name, help, typ string
+	samples         func(r *Report, emit func(labels [][2]string, v float64))
+}
+
+// perConsumer is a family with one sample per consumer.
+func perConsumer(name, help, typ string, value func(*Consumer) float64) family {
+	return family{name, help, typ, func(r *Report, emit func([][2]string, float64)) {
+		for _, c := range r.Consumers {
+			emit(consumerLabels(c), value(c))
+		}
+	}}
+}
+
+// perGroup is a gauge with one sample per group.
+func perGroup(name, help string, value func(*Group) float64) family {
+	return family{name, help, "gauge", func(r *Report, emit func([][2]string, float64)) {
+		for _, g := range r.Groups {
+			emit([][2]string{{"stream", g.Stream}, {"group", g.Name}}, value(g))
+		}
+	}}
+}
+
+// families are the metric families in the order they are written.
+var families = []family{
+	perConsumer("natsplan_consumer_up", "1 when the declared consumer exists on the server, 0 when it is missing.", "gauge", func(c *Consumer) float64 { return boolValue(!c.Missing) }),
+	perConsumer("natsplan_consumer_pending", "Messages waiting for delivery (num_pending).", "gauge", func(c *Consumer) float64 { return float64(c.NumPending) }),
+	perConsumer("natsplan_consumer_ack_pending", "Messages in flight, delivered and not yet acknowledged (num_ack_pending).", "gauge", func(c *Consumer) float64 { return float64(c.NumAckPending) }),
+	perConsumer("natsplan_consumer_max_ack_pending", "The in-flight limit shared by every worker of the consumer (max_ack_pending; -1 unlimited).", "gauge", func(c *Consumer) float64 { return float64(c.MaxAckPending) }),
+	perConsumer("natsplan_consumer_redelivered", "Messages in flight delivered more than once (num_redelivered).", "gauge", func(c *Consumer) float64 { return float64(c.NumRedelivered) }),
+	perConsumer("natsplan_consumer_waiting", "Pull requests parked on the consumer (num_waiting).", "gauge", func(c *Consumer) float64 { return float64(c.NumWaiting) }),
+	perConsumer("natsplan_consumer_delivered_total", "Deliveries made, first and repeated (delivered.consumer_seq).", "counter", func(c *Consumer) float64 { return float64(c.Delivered) }),
+	perConsumer("natsplan_consumer_ack_floor_total", "Deliveries below which every one is acknowledged (ack_floor.consumer_seq).", "counter", func(c *Consumer) float64 { return float64(c.AckFloor) }),
+	{"natsplan_consumer_last_delivery_seconds", "Seconds since the last delivery; absent when there was none.", "gauge", func(r *Report, emit func([][2]string, float64)) {
+		for _, c := range r.Consumers {
+			if c.LastDelivery != nil {
+				emit(consumerLabels(c), r.Time.Sub(*c.LastDelivery).Seconds())
+			}
+		}
+	}},
+	perGroup("natsplan_group_pending", "Messages waiting for delivery, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumPending) }),
+	perGroup("natsplan_group_ack_pending", "Messages in flight, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumAckPending) }),
+	perGroup("natsplan_group_max_ack_pending", "The in-flight limits of the group's consumers, summed.", func(g *Group) float64 { return float64(g.MaxAckPending) }),
+	perGroup("natsplan_group_redelivered", "Messages in flight delivered more than once, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumRedelivered) }),
+	perGroup("natsplan_group_waiting", "Pull requests parked, summed over the group's consumers.", func(g *Group) float64 { return float64(g.NumWaiting) }),
+	{"natsplan_dead_letter_messages", "Messages held by a dead-letter stream.", "gauge", func(r *Report, emit func([][2]string, float64)) {
+		for _, d := range r.DeadLetters {
+			if !d.Missing {
+				emit([][2]string{{"stream", d.Stream}}, float64(d.Msgs))
+			}
+		}
+	}},
+	{"natsplan_condition", "How many findings of each live condition code hold (docs/rules/<code>.md).", "gauge", func(r *Report, emit func([][2]string, float64)) {
+		counts := map[finding.Code]int{}
+		for _, f := range r.Findings {
+			counts[f.Code]++
+		}
+		for _, code := range Codes {
+			emit([][2]string{{"code", string(code)}}, float64(counts[code]))
+		}
+	}},
+	{"natsplan_finding", "1 for each finding that holds, by code, severity and address.", "gauge", func(r *Report, emit func([][2]string, float64)) {
+		for _, f := range r.Findings {
+			emit([][2]string{{"code", string(f.Code)}, {"severity", string(f.Severity)}, {"address", f.Address}}, 1)
+		}
+	}},
 }
 
 func boolValue(b bool) float64 {
