@@ -73,54 +73,98 @@ func runStatus(ctx context.Context, f *Factory, o *statusOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := plan.CheckTarget(desired.Expect, live.Target); err != nil {
+	run, err := statusOf(ctx, f, desired, live, o.Thresholds)
+	if err != nil {
 		return err
 	}
-	cur := &status.Sample{Time: time.Now().UTC(), Live: live}
-	sample := func() (*status.Sample, error) {
-		sess, err := f.Session(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return status.Read(ctx, sess.JS, desired, observe.Options{})
-	}
-	r := status.Evaluate(desired, cur, nil, o.Thresholds)
-	if err := f.writeStatus(r, o, false); err != nil {
+	if err := f.writeStatus(run.report, o, false); err != nil {
 		return err
 	}
 	if o.Watch > 0 {
-		if r, err = f.watchStatus(ctx, desired, cur, r, o, sample); err != nil {
+		err := f.watch(ctx, o.Watch, func() error {
+			if err := run.next(ctx, o.Thresholds); err != nil {
+				return err
+			}
+			return f.writeStatus(run.report, o, true)
+		})
+		if err != nil {
 			return err
 		}
 	}
-	if !r.Healthy() {
+	if !run.report.Healthy() {
 		return silentExit(exitChanges)
 	}
 	return nil
 }
 
-// watchStatus samples every o.Watch until the context ends or the first Ctrl-C, and
-// returns the last report, by which the command exits.
-func (f *Factory) watchStatus(ctx context.Context, desired *model.Model, prev *status.Sample, last *status.Report, o *statusOptions, sample func() (*status.Sample, error)) (*status.Report, error) {
-	t := time.NewTicker(o.Watch)
+// statusRun is one environment's status: the desired model, the last sample and the
+// report judged on it. Its Factory is the environment's: its connection, its stderr.
+type statusRun struct {
+	f       *Factory
+	desired *model.Model
+	prev    *status.Sample
+	report  *status.Report
+}
+
+// statusOf judges one environment's first sample: live when it was read already
+// (while the files loaded), else a sample read now through f. The expect guard is
+// checked before anything is judged.
+func statusOf(ctx context.Context, f *Factory, desired, live *model.Model, th status.Thresholds) (*statusRun, error) {
+	run := &statusRun{f: f, desired: desired}
+	var cur *status.Sample
+	if live != nil {
+		cur = &status.Sample{Time: time.Now().UTC(), Live: live}
+	} else {
+		var err error
+		if cur, err = run.sample(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := plan.CheckTarget(desired.Expect, cur.Live.Target); err != nil {
+		return nil, err
+	}
+	run.report = status.Evaluate(desired, cur, nil, th)
+	run.prev = cur
+	return run, nil
+}
+
+// sample reads the declared streams' consumers once.
+func (r *statusRun) sample(ctx context.Context) (*status.Sample, error) {
+	sess, err := r.f.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return status.Read(ctx, sess.JS, r.desired, observe.Options{})
+}
+
+// next samples again and judges the sample against the previous one (rates). On an
+// error the previous report stays.
+func (r *statusRun) next(ctx context.Context, th status.Thresholds) error {
+	cur, err := r.sample(ctx)
+	if err != nil {
+		return err
+	}
+	r.report = status.Evaluate(r.desired, cur, r.prev, th)
+	r.prev = cur
+	return nil
+}
+
+// watch calls tick every interval until the context ends or the first Ctrl-C; an
+// error of tick ends it.
+func (f *Factory) watch(ctx context.Context, every time.Duration, tick func() error) error {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return last, nil
+			return nil
 		case <-f.Stop:
-			return last, nil
+			return nil
 		case <-t.C:
 		}
-		cur, err := sample()
-		if err != nil {
-			return nil, err
+		if err := tick(); err != nil {
+			return err
 		}
-		last = status.Evaluate(desired, cur, prev, o.Thresholds)
-		if err := f.writeStatus(last, o, true); err != nil {
-			return nil, err
-		}
-		prev = cur
 	}
 }
 
@@ -133,12 +177,32 @@ func (f *Factory) writeStatus(r *status.Report, o *statusOptions, again bool) er
 	case formatPrometheus:
 		return status.Prometheus(f.IO.Out, r)
 	}
-	if again {
-		if f.IO.StdoutTTY {
-			fmt.Fprint(f.IO.Out, "\x1b[H\x1b[2J") // home and clear: redraw in place
-		} else {
-			fmt.Fprintln(f.IO.Out)
-		}
-	}
+	f.redraw(again)
 	return status.Text(f.IO.Out, r, f.Color())
+}
+
+// writeStatusEnvs renders the reports of several environments as one document; under
+// --watch, every environment is drawn again each time.
+func (f *Factory) writeStatusEnvs(envs []*status.EnvReport, o *statusOptions, again bool) error {
+	switch o.Format {
+	case formatJSON:
+		return status.JSONEnvironments(f.IO.Out, envs, o.Watch > 0)
+	case formatPrometheus:
+		return status.PrometheusEnvironments(f.IO.Out, envs)
+	}
+	f.redraw(again)
+	return status.TextEnvironments(f.IO.Out, envs, f.Color())
+}
+
+// redraw separates a text report from the one before it: on a terminal it clears the
+// screen to draw in place, elsewhere it writes a blank line.
+func (f *Factory) redraw(again bool) {
+	if !again {
+		return
+	}
+	if f.IO.StdoutTTY {
+		fmt.Fprint(f.IO.Out, "\x1b[H\x1b[2J") // home and clear: redraw in place
+	} else {
+		fmt.Fprintln(f.IO.Out)
+	}
 }
