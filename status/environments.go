@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/plan"
 	"github.com/natsplan/natsplan/plan/render"
 )
 
@@ -19,9 +20,6 @@ type EnvReport struct {
 	// Target is the server that answered; nil when none did. A report's own Target
 	// is used when this is nil.
 	Target *model.Target
-	// Where is what was tried when no server answered (redacted URLs, a context's
-	// name), for the heading; empty when unknown.
-	Where string
 	// Report is the environment's status; nil when Err is set.
 	Report *Report
 	// Err is why there is no report: unreachable, refused by the expect guard, an
@@ -37,16 +35,15 @@ func (e *EnvReport) target() *model.Target {
 	return e.Target
 }
 
-// Identity names the environment's target for a heading: the target's identity,
-// else what was tried.
+// Identity names the environment's target for a heading, as plan and drift name
+// theirs: the redacted URL, then the server, cluster, domain, account and API level, or
+// "not reached".
 func (e *EnvReport) Identity() string {
-	if id := e.target().Identity(); id != "" {
-		return id
+	t := e.target()
+	if t == nil {
+		return render.TargetIdentity(plan.Target{})
 	}
-	if e.Where != "" {
-		return e.Where
-	}
-	return "not reached"
+	return render.TargetIdentity(plan.Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain, Account: t.Account, APILevel: t.APILevel})
 }
 
 // envDoc is one environment in the JSON document: "environment" then the report's
@@ -94,9 +91,10 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// TextEnvironments writes the reports of several environments for people: one section
-// per environment in the order given, headed with its name and target identity, the
-// single-environment text under it (or the error), then one line that sums them up.
+// TextEnvironments writes the reports of several environments for people, as plan and
+// drift write theirs: one section per environment in the order given, headed with its
+// name and target identity, the single-environment text under it (or the error), then
+// one line that sums every environment up.
 func TextEnvironments(w io.Writer, envs []*EnvReport, color bool) error {
 	paint := func(code, s string) string {
 		if !color {
@@ -110,24 +108,23 @@ func TextEnvironments(w io.Writer, envs []*EnvReport, color bool) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(paint(ansiBold, fmt.Sprintf("== environment %q: %s ==", e.Name, e.Identity())))
-		b.WriteString("\n")
+		fmt.Fprintf(&b, "%s\n", paint(ansiBold, fmt.Sprintf("=== environment %s: %s", e.Name, e.Identity())))
 		switch r := e.Report; {
 		case r == nil:
-			fmt.Fprintf(&b, "%s: %s\n", paint(ansiRed, "error"), errText(e.Err))
-			summary = append(summary, e.Name+" failed")
+			fmt.Fprintf(&b, "%s\n", paint(ansiRed, "Error: "+errText(e.Err)))
+			summary = append(summary, e.Name+": failed")
 		default:
 			if err := Text(&b, r, color); err != nil {
 				return err
 			}
 			if r.Healthy() {
-				summary = append(summary, e.Name+" healthy")
+				summary = append(summary, e.Name+": healthy")
 			} else {
-				summary = append(summary, fmt.Sprintf("%s %d condition(s) and %d missing consumer(s)", e.Name, len(r.Findings), len(r.Missing())))
+				summary = append(summary, fmt.Sprintf("%s: %d condition(s), %d missing consumer(s)", e.Name, len(r.Findings), len(r.Missing())))
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n%s\n", paint(ansiBold, fmt.Sprintf("%d environment(s): %s.", len(envs), strings.Join(summary, ", "))))
+	fmt.Fprintf(&b, "\nEnvironments (%d): %s.\n", len(envs), strings.Join(summary, "; "))
 	_, err := w.Write(b.Bytes())
 	return err
 }

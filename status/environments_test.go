@@ -36,7 +36,7 @@ func threeEnvironments(t *testing.T) []*status.EnvReport {
 	return []*status.EnvReport{
 		{Name: "prod", Report: status.Evaluate(declaredPool(), healthy, nil, status.DefaultThresholds())},
 		{Name: "staging", Report: status.Evaluate(d, busy, nil, status.DefaultThresholds())},
-		{Name: "dev", Where: "nats://127.0.0.1:1", Err: errors.New("connect to nats://127.0.0.1:1: connection refused")},
+		{Name: "dev", Err: errors.New("connect to nats://127.0.0.1:1: connection refused")},
 	}
 }
 
@@ -164,9 +164,9 @@ func TestTextEnvironments(t *testing.T) {
 	}
 	out := b.String()
 	heads := []string{
-		`== environment "prod": nats://127.0.0.1:4222, server NA, cluster east ==` + "\n",
-		`== environment "staging": nats://127.0.0.1:4223, server NB, account APP ==` + "\n",
-		`== environment "dev": nats://127.0.0.1:1 ==` + "\n" + "error: connect to nats://127.0.0.1:1: connection refused\n",
+		"=== environment prod: nats://127.0.0.1:4222 (server NA, cluster east, API level 0)\n",
+		"=== environment staging: nats://127.0.0.1:4223 (server NB, account APP, API level 0)\n",
+		"=== environment dev: not reached\nError: connect to nats://127.0.0.1:1: connection refused\n",
 	}
 	at := 0
 	for i, h := range heads {
@@ -185,7 +185,7 @@ func TestTextEnvironments(t *testing.T) {
 			}
 		}
 	}
-	if want := "\n3 environment(s): prod healthy, staging 1 condition(s) and 0 missing consumer(s), dev failed.\n"; !strings.HasSuffix(out, want) {
+	if want := "\nEnvironments (3): prod: healthy; staging: 1 condition(s), 0 missing consumer(s); dev: failed.\n"; !strings.HasSuffix(out, want) {
 		t.Errorf("summary line missing; want %q at the end of:\n%s", want, out)
 	}
 }

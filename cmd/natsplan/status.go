@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,7 +37,12 @@ that declares it, with the counters that prove it and what to change. It changes
 --watch INTERVAL samples again every INTERVAL and adds rates and a drain estimate per
 group; on a terminal it redraws in place. Ctrl-C ends it.
 
-Exit codes: 0 healthy; 2 a condition holds or a declared consumer is missing; 1 error.`,
+With environment blocks (docs/environments.md), status reads every environment, or
+those --env selects, each on its own connection, and writes one section per environment
+(one JSON document, one Prometheus exposition labelled environment="NAME").
+
+Exit codes: 0 healthy; 2 a condition holds or a declared consumer is missing (in any
+environment); 1 error (or any environment that could not be read).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Paths = pathsOrDefault(args)
 			if err := checkFormat(o.Format, formats...); err != nil {
@@ -62,10 +69,18 @@ Exit codes: 0 healthy; 2 a condition holds or a declared consumer is missing; 1 
 	fl.Float64Var(&o.Thresholds.LaneSkew, "lane-skew", o.Thresholds.LaneSkew, "NP503: a lane is far behind at this many times the median lane's backlog")
 	fl.Uint64Var(&o.Thresholds.LaneBacklog, "lane-backlog", o.Thresholds.LaneBacklog, "NP503: no lane is far behind below this backlog (pending plus in flight)")
 	fl.DurationVar(&o.Thresholds.Idle, "idle", o.Thresholds.Idle, "NP504: how long messages may wait with no delivery; NP506: how recent a delivery makes a consumer live")
+	envFlag(c, f)
 	return c
 }
 
 func runStatus(ctx context.Context, f *Factory, o *statusOptions) error {
+	runs, err := f.environments(ctx, o.Paths)
+	if err != nil {
+		return err
+	}
+	if runs != nil {
+		return runStatusEnvs(ctx, f, o, runs)
+	}
 	// The first sample reads while the files load, as plan does: every consumer list,
 	// which Evaluate narrows to the declared streams. Later samples (--watch) know
 	// the files and read only the declared streams' consumers.
@@ -104,11 +119,14 @@ type statusRun struct {
 	desired *model.Model
 	prev    *status.Sample
 	report  *status.Report
+	// target is who answered the last read, known even when the guard refused it.
+	target *model.Target
 }
 
 // statusOf judges one environment's first sample: live when it was read already
 // (while the files loaded), else a sample read now through f. The expect guard is
-// checked before anything is judged.
+// checked before anything is judged. On an error the run is returned when a server
+// answered, for its target, and holds no report.
 func statusOf(ctx context.Context, f *Factory, desired, live *model.Model, th status.Thresholds) (*statusRun, error) {
 	run := &statusRun{f: f, desired: desired}
 	var cur *status.Sample
@@ -120,8 +138,9 @@ func statusOf(ctx context.Context, f *Factory, desired, live *model.Model, th st
 			return nil, err
 		}
 	}
+	run.target = cur.Live.Target
 	if err := plan.CheckTarget(desired.Expect, cur.Live.Target); err != nil {
-		return nil, err
+		return run, err
 	}
 	run.report = status.Evaluate(desired, cur, nil, th)
 	run.prev = cur
@@ -144,9 +163,92 @@ func (r *statusRun) next(ctx context.Context, th status.Thresholds) error {
 	if err != nil {
 		return err
 	}
+	r.target = cur.Live.Target
 	r.report = status.Evaluate(r.desired, cur, r.prev, th)
 	r.prev = cur
 	return nil
+}
+
+// runStatusEnvs reports several environments: each read and judged in parallel on its
+// own connection, then all rendered as one document in declaration order. Under --watch
+// every environment is sampled and drawn again at each interval, on the connection it
+// opened first; an environment whose read failed is tried again from the start
+// (connection and guard) at the next interval, one whose configuration is invalid is
+// not. The exit code is 1 when an environment has no report (at the last sample), else
+// 2 when one is not healthy, else 0.
+func runStatusEnvs(ctx context.Context, f *Factory, o *statusOptions, runs []*envRun) error {
+	defer func() {
+		for _, r := range runs {
+			r.errw.flush()
+			r.F.Close()
+		}
+	}()
+	invalid := make([]bool, len(runs)) // failed before any read: the files, not the server
+	for i, r := range runs {
+		invalid[i] = r.Err != nil
+	}
+	states := make([]*statusRun, len(runs))
+	reports := make([]*status.EnvReport, len(runs))
+	round := func() error {
+		sem := make(chan struct{}, envParallelism)
+		var wg sync.WaitGroup
+		for i, r := range runs {
+			if invalid[i] {
+				reports[i] = &status.EnvReport{Name: r.Name(), Err: errors.New(r.errText())}
+				continue
+			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				rep := &status.EnvReport{Name: r.Name()}
+				var err error
+				if states[i] == nil {
+					var st *statusRun
+					st, err = statusOf(ctx, r.F, r.Desired, nil, o.Thresholds)
+					if err == nil {
+						states[i] = st
+					} else if st != nil {
+						rep.Target = st.target // the guard refused it
+					}
+				} else if err = states[i].next(ctx, o.Thresholds); err != nil {
+					rep.Target = states[i].target
+				}
+				r.Err = err
+				if err != nil {
+					rep.Err = errors.New(r.errText())
+				} else {
+					rep.Target, rep.Report = states[i].target, states[i].report
+				}
+				reports[i] = rep
+				r.errw.flush()
+			})
+		}
+		wg.Wait()
+		// An interrupted read is no result: nothing is drawn for it.
+		return ctx.Err()
+	}
+	if err := round(); err != nil {
+		return err
+	}
+	if err := f.writeStatusEnvs(reports, o, false); err != nil {
+		return err
+	}
+	if o.Watch > 0 {
+		err := f.watch(ctx, o.Watch, func() error {
+			if err := round(); err != nil {
+				return err
+			}
+			return f.writeStatusEnvs(reports, o, true)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	unhealthy := map[*envRun]bool{}
+	for i, r := range runs {
+		unhealthy[r] = reports[i].Report != nil && !reports[i].Report.Healthy()
+	}
+	return envExit(runs, func(r *envRun) bool { return unhealthy[r] })
 }
 
 // watch calls tick every interval until the context ends or the first Ctrl-C; an
@@ -161,6 +263,15 @@ func (f *Factory) watch(ctx context.Context, every time.Duration, tick func() er
 		case <-f.Stop:
 			return nil
 		case <-t.C:
+		}
+		// When the interval and the end came together, the end wins: no sample is
+		// read with an ended context.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.Stop:
+			return nil
+		default:
 		}
 		if err := tick(); err != nil {
 			return err
