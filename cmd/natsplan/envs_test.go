@@ -429,6 +429,10 @@ stream "ORDERS" {
 		{"drift", "--timeout", "2s"},
 		{"drift", "--timeout", "2s", "--format", "json"},
 		{"drift", "--timeout", "2s", "--format", "markdown"},
+		{"status", "--timeout", "2s"},
+		{"status", "--timeout", "2s", "--format", "json"},
+		{"status", "--timeout", "2s", "--format", "prometheus"},
+		{"import", "--timeout", "2s"},
 		{"plan", "--timeout", "2s", "--trace", "--env", "urlinfo"},
 	} {
 		code, out, errOut := envCLI(t, env, append(args, dir)...)

@@ -340,3 +340,62 @@ func TestStatusEnvironmentsWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusEnvironmentGuard: an environment whose expect guard refuses the server it
+// reached is reported with that server and the refusal, and reads nothing more; the
+// environment whose guard holds is reported as usual.
+func TestStatusEnvironmentGuard(t *testing.T) {
+	env, srvs := servers(t, "dev", "prod")
+	withPool(t, srvs["dev"])
+	withPool(t, srvs["prod"])
+	dir := writeConfig(t, map[string]string{"shop.hcl": `natsplan {
+  project = "shop"
+}
+
+environment "prod" {
+  servers = env("PROD_URL")
+  expect {
+    server = "srv-prod"
+  }
+}
+
+environment "wrong" {
+  servers = env("DEV_URL")
+  expect {
+    server = "srv-prod"
+  }
+}
+
+stream "Q" {
+  subjects = ["q.>"]
+}
+
+consumer "Q" "pool" {
+  ack_policy = "explicit"
+}
+`})
+	code, out, errOut := envCLI(t, env, "status", "--format", "json", dir)
+	if code != exitError {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	var doc struct {
+		Environments []struct {
+			Environment, Error string
+			Target             *struct{ URL, Server string }
+			Consumers          []any
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Environments) != 2 {
+		t.Fatalf("not one document of two environments: %v\n%s", err, out)
+	}
+	p, w := doc.Environments[0], doc.Environments[1]
+	if p.Error != "" || len(p.Consumers) != 1 {
+		t.Errorf("prod: %+v", p)
+	}
+	if !strings.Contains(w.Error, "srv-prod") || w.Target == nil || w.Target.Server != "srv-dev" || w.Consumers != nil {
+		t.Errorf("wrong: %+v, want the refusal naming srv-prod, the target srv-dev and no report", w)
+	}
+	if !strings.Contains(errOut, "environment wrong: ") {
+		t.Errorf("stderr does not name the refused environment:\n%s", errOut)
+	}
+}
