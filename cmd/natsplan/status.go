@@ -172,9 +172,9 @@ func (r *statusRun) next(ctx context.Context, th status.Thresholds) error {
 // runStatusEnvs reports several environments: each read and judged in parallel on its
 // own connection, then all rendered as one document in declaration order. Under --watch
 // every environment is sampled and drawn again at each interval, on the connection it
-// opened first; an environment whose read failed is tried again from the start
-// (connection and guard) at the next interval, one whose configuration is invalid is
-// not. The exit code is 1 when an environment has no report (at the last sample), else
+// opened first; an environment whose read failed is read again at the next interval
+// (one never reached from the start: connection and guard), one whose configuration is
+// invalid is not. The exit code is 1 when an environment has no report (at the last sample), else
 // 2 when one is not healthy, else 0.
 func runStatusEnvs(ctx context.Context, f *Factory, o *statusOptions, runs []*envRun) error {
 	defer func() {
