@@ -250,6 +250,7 @@ func (f *Factory) envOptions() (connect.Options, error) {
 	o.TLSFirst = c.TLSFirst || f.Global.Conn.TLSFirst
 	o.JWT, o.Seed, o.SocksProxy = f.Global.Conn.JWT, f.Global.Conn.Seed, f.Global.Conn.SocksProxy
 	o.Timeout, o.Name = f.Global.Conn.Timeout, f.Global.Conn.Name
+	o.Environment = f.env.Name
 	return o, nil
 }
 

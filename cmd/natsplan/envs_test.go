@@ -141,6 +141,10 @@ func TestEnvPlanUnreachable(t *testing.T) {
 		if !strings.Contains(errOut, "Error: environment gone: no server at "+env["GONE_URL"]) {
 			t.Errorf("%s: the error does not name the environment:\n%s", format, errOut)
 		}
+		// The advice names the environment's settings, not flags that can not be given here.
+		if !strings.Contains(errOut, "check the environment's servers") || strings.Contains(errOut, "pass --server") {
+			t.Errorf("%s: the advice is not about the environment block:\n%s", format, errOut)
+		}
 		switch format {
 		case "text":
 			if !strings.Contains(out, "=== environment gone: not reached\nError: no server at") ||

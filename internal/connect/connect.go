@@ -51,6 +51,9 @@ type Options struct {
 	Timeout time.Duration
 	// Name is the connection name the server shows in connz (default "natsplan").
 	Name string
+	// Environment names the environment block the settings come from, if any: the
+	// advice of a failed connection then names its settings, not the global flags.
+	Environment string
 	// ConfigDir is where the nats CLI keeps its settings: contexts are read from
 	// ConfigDir/nats/context. Empty means $XDG_CONFIG_HOME, else ~/.config.
 	ConfigDir string
@@ -139,7 +142,7 @@ func DialWith(ctx context.Context, o Options, extra ...nats.Option) (*nats.Conn,
 	url := nctx.ServerURL()
 	nc, err := connectCtx(ctx, url, nopts)
 	if err != nil {
-		return nil, "", explain(url, nctx, err)
+		return nil, "", explain(url, nctx, o.Environment, err)
 	}
 	return nc, nctx.JSDomain(), nil
 }
@@ -298,27 +301,51 @@ func connectCtx(ctx context.Context, url string, opts []nats.Option) (*nats.Conn
 	}
 }
 
-// explain turns a connect error into one that says what to do.
-func explain(url string, nctx *natscontext.Context, err error) error {
+// explain turns a connect error into one that says what to do: which flags to pass,
+// or which settings of the environment block env to check.
+func explain(url string, nctx *natscontext.Context, env string, err error) error {
 	where := redact(url) + contextSuffix(nctx)
+	h := flagHints
+	if env != "" {
+		where += fmt.Sprintf(" (environment %q)", env)
+		h = envHints
+	}
 	switch {
 	case errors.Is(err, nats.ErrNoServers):
-		return fmt.Errorf("no server at %s: start one, pass --server, or use --embedded DIR", where)
+		return fmt.Errorf("no server at %s: %s", where, h.noServer)
 	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired), errors.Is(err, nats.ErrAuthRevoked):
-		return fmt.Errorf("connect to %s: %w: check --user/--password, --token, --creds or --nkey (or the context's credentials)", where, err)
+		return fmt.Errorf("connect to %s: %w: %s", where, err, h.auth)
 	case errors.Is(err, nats.ErrSecureConnRequired):
-		return fmt.Errorf("connect to %s: %w: use a tls:// URL or pass --tlsca", where, err)
+		return fmt.Errorf("connect to %s: %w: %s", where, err, h.secure)
 	case errors.As(err, new(x509.UnknownAuthorityError)):
-		return fmt.Errorf("connect to %s: %w: pass --tlsca with the CA that signed the server's certificate", where, err)
+		return fmt.Errorf("connect to %s: %w: %s", where, err, h.unknownCA)
 	case errors.As(err, new(x509.HostnameError)):
 		return fmt.Errorf("connect to %s: %w: connect with a host name the server's certificate lists", where, err)
 	case errors.Is(err, nats.ErrTLS), isRemoteAlert(err):
-		return fmt.Errorf("connect to %s: %w: if the server requires a client certificate, pass --tlscert and --tlskey", where, err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("connect to %s: %w", where, err)
+		return fmt.Errorf("connect to %s: %w: %s", where, err, h.clientCert)
 	}
 	return fmt.Errorf("connect to %s: %w", where, err)
 }
+
+// hints are the advice of explain, in the words of where the settings came from.
+type hints struct{ noServer, auth, secure, unknownCA, clientCert string }
+
+var (
+	flagHints = hints{
+		noServer:   "start one, pass --server, or use --embedded DIR",
+		auth:       "check --user/--password, --token, --creds or --nkey (or the context's credentials)",
+		secure:     "use a tls:// URL or pass --tlsca",
+		unknownCA:  "pass --tlsca with the CA that signed the server's certificate",
+		clientCert: "if the server requires a client certificate, pass --tlscert and --tlskey",
+	}
+	envHints = hints{
+		noServer:   "check the environment's servers (or context) setting and the variables its env() reads, or use --embedded DIR",
+		auth:       "check the environment's user/password, token, creds or nkey settings (or its context's credentials) and the variables its env() reads",
+		secure:     "use a tls:// URL in the environment's servers, or set tls { ca = \"...\" } in it",
+		unknownCA:  "set tls { ca = \"...\" } in the environment to the CA that signed the server's certificate",
+		clientCert: "if the server requires a client certificate, set tls { cert = \"...\", key = \"...\" } in the environment",
+	}
+)
 
 // isRemoteAlert reports whether the server ended the TLS handshake with an alert, such
 // as "certificate required".
