@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -104,113 +105,209 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		// Fail before reading anything: in CI a prompt would hang or silently say no.
 		return &exitErr{Code: exitError, Err: errNoTTY}
 	}
-	aopts := apply.Options{
-		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss, AllowReorder: o.AllowReorder,
-		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: f.Stop,
-	}
-	// Static errors (diagnostics, error findings, deletes without the flag) refuse the
-	// plan before anything is written, the lock's bucket included: "nothing was
-	// changed" must be true. With a lock, the server is read again once it is held,
-	// so that the plan applied is the plan computed under the lock.
 	var (
-		spec    *plan.LockSpec
-		desired *model.Model
-		p       *plan.Plan
-		err     error
+		a   *preparedApply
+		err error
 	)
 	if o.PlanFile != "" {
-		if p, err = planfile.ReadFile(o.PlanFile); err != nil {
-			return &exitErr{Code: exitError, Err: err}
+		saved, rerr := planfile.ReadFile(o.PlanFile)
+		if rerr != nil {
+			return &exitErr{Code: exitError, Err: rerr}
 		}
 		// Without --server, $NATS_URL or a context naming a server, the plan's own
 		// target is the server, not 127.0.0.1; the target check still applies.
-		f.defaultServer = connect.WithoutUserInfo(p.Target.URL)
-		if err := f.refuse(p, aopts); err != nil {
-			return err
-		}
-		spec = p.Lock
-		if spec == nil {
-			if p, err = f.verifySavedPlan(ctx, o.PlanFile, p); err != nil {
-				return err
-			}
-		}
+		f.defaultServer = connect.WithoutUserInfo(saved.Target.URL)
+		a, err = f.prepareSaved(ctx, o, o.PlanFile, saved)
 	} else {
-		var live *model.Model
-		if desired, live, err = f.loadAndRead(ctx, o.Paths); err != nil {
-			return err
+		desired, live, lerr := f.loadAndRead(ctx, o.Paths)
+		if lerr != nil {
+			return lerr
 		}
-		if p, err = f.planWith(ctx, desired, live); err != nil {
-			return err
-		}
-		if err := f.refuse(p, aopts); err != nil {
-			return err
-		}
-		spec = p.Lock // Compute built it from the files' lock {} block
+		a, err = f.prepareDesired(ctx, o, desired, live)
 	}
-	if spec != nil {
-		lease, err := f.lock(ctx, spec, o.LockTimeout)
-		if err != nil {
-			return err
-		}
-		defer f.release(context.WithoutCancel(ctx), lease)
-		aopts.Fence = lease.Fence
-		if o.PlanFile != "" {
-			p, err = f.verifySavedPlan(ctx, o.PlanFile, p)
-		} else {
-			p, err = f.planAgainst(ctx, desired)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if err := render.Text(f.IO.Out, p, render.TextOptions{Color: f.Color()}); err != nil {
-		return err
-	}
-	if err := apply.Check(p, aopts); err != nil {
-		// Refuse before asking: a plan that can not run needs no confirmation.
-		return &exitErr{Code: exitError, Err: err}
-	}
-	if !p.HasChanges() {
-		return nil
-	}
-	if !o.AutoApprove {
-		yes, err := f.confirm(ctx)
-		if err != nil {
-			return err
-		}
-		if !yes {
-			return &exitErr{Code: exitError, Err: fmt.Errorf("apply cancelled: nothing was changed")}
-		}
-	}
-	sess, err := f.Session(ctx)
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("apply: nothing was changed: %w", err)
+	defer a.release(context.WithoutCancel(ctx))
+	if err := a.render(f.IO.Out, f.Color()); err != nil {
+		return err
 	}
-	aopts.ReconnectWindow = reconnectWindow(sess.JS.Timeout) // --timeout or $NATS_TIMEOUT
+	if a.Refused != nil {
+		// Refuse before asking: a plan that can not run needs no confirmation.
+		return &exitErr{Code: exitError, Err: a.Refused}
+	}
+	if !a.Plan.HasChanges() {
+		return nil
+	}
+	if err := f.confirmApply(ctx, o); err != nil {
+		return err
+	}
+	res, err := a.execute(ctx)
+	if err != nil {
+		return err
+	}
+	line, failure := outcome(res)
+	if line != "" {
+		fmt.Fprintln(f.IO.Out, line)
+	}
+	return failure
+}
+
+// preparedApply is one environment's apply up to the confirmation: its plan computed
+// (or read and proven) under its lock, and the options to run it with. The phases of
+// runApply are its methods, so that every environment of a configuration is prepared,
+// executed and released with its own Factory (connection, lock, fence).
+type preparedApply struct {
+	f    *Factory
+	Plan *plan.Plan
+	Opts apply.Options
+	// Refused is why apply will not run Plan (apply.Check's refusal): the plan is
+	// rendered, then the refusal is the outcome; nothing was written, and no lock is
+	// held when it was refused before the lock was taken.
+	Refused error
+	lease   *lock.Lease
+}
+
+// applyOptionsFor is the apply.Options of o for f's environment: progress on f's
+// stderr, stopped by f's Stop.
+func (f *Factory) applyOptionsFor(o *applyOptions) apply.Options {
+	return apply.Options{
+		Parallelism: o.Parallelism, AllowDelete: o.AllowDelete, AllowDataLoss: o.AllowDataLoss, AllowReorder: o.AllowReorder,
+		Progress: f.IO.ErrOut, TTY: f.IO.StderrTTY, Stop: f.Stop,
+	}
+}
+
+// prepareDesired plans desired against live (read by the caller, with f's
+// connection), refuses what apply would not run, takes the lock the files ask for,
+// and plans again under it.
+//
+// Static errors (diagnostics, error findings, deletes without the flag) refuse the
+// plan before anything is written, the lock's bucket included: "nothing was changed"
+// must be true. With a lock, the server is read again once it is held, so that the
+// plan applied is the plan computed under the lock.
+func (f *Factory) prepareDesired(ctx context.Context, o *applyOptions, desired, live *model.Model) (*preparedApply, error) {
+	a := &preparedApply{f: f, Opts: f.applyOptionsFor(o)}
+	p, err := f.planWith(ctx, desired, live)
+	if err != nil {
+		return nil, err
+	}
+	a.Plan = p
+	if a.Refused = apply.Check(p, a.Opts); a.Refused != nil {
+		return a, nil
+	}
+	if p.Lock == nil { // Compute built it from the files' lock {} block
+		return a, nil
+	}
+	if err := a.takeLock(ctx, p.Lock, o.LockTimeout); err != nil {
+		return nil, err
+	}
+	if a.Plan, err = f.planAgainst(ctx, desired); err != nil {
+		a.release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	a.Refused = apply.Check(a.Plan, a.Opts)
+	return a, nil
+}
+
+// prepareSaved proves the saved plan p (read from the file name) still holds on f's
+// server, under the lock it names, and judges its data loss again.
+func (f *Factory) prepareSaved(ctx context.Context, o *applyOptions, name string, p *plan.Plan) (*preparedApply, error) {
+	a := &preparedApply{f: f, Opts: f.applyOptionsFor(o), Plan: p}
+	if a.Refused = apply.Check(p, a.Opts); a.Refused != nil {
+		return a, nil
+	}
+	if p.Lock != nil {
+		if err := a.takeLock(ctx, p.Lock, o.LockTimeout); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if a.Plan, err = f.verifySavedPlan(ctx, name, p); err != nil {
+		a.release(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	a.Refused = apply.Check(a.Plan, a.Opts)
+	return a, nil
+}
+
+// takeLock takes the apply lock spec names and fences the apply's writes with it.
+func (a *preparedApply) takeLock(ctx context.Context, spec *plan.LockSpec, wait time.Duration) error {
+	lease, err := a.f.lock(ctx, spec, wait)
+	if err != nil {
+		return err
+	}
+	a.lease = lease
+	a.Opts.Fence = lease.Fence
+	return nil
+}
+
+// render writes the plan as text.
+func (a *preparedApply) render(w io.Writer, color bool) error {
+	return render.Text(w, a.Plan, render.TextOptions{Color: color})
+}
+
+// confirmApply asks once, unless --auto-approve, whether to apply what was rendered.
+func (f *Factory) confirmApply(ctx context.Context, o *applyOptions) error {
+	if o.AutoApprove {
+		return nil
+	}
+	yes, err := f.confirm(ctx)
+	if err != nil {
+		return err
+	}
+	if !yes {
+		return &exitErr{Code: exitError, Err: fmt.Errorf("apply cancelled: nothing was changed")}
+	}
+	return nil
+}
+
+// execute runs the plan on the environment's connection. The error is for an apply
+// that could not start (nothing was changed); what became of each change is in the
+// Result.
+func (a *preparedApply) execute(ctx context.Context) (*apply.Result, error) {
+	f := a.f
+	sess, err := f.Session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("apply: nothing was changed: %w", err)
+	}
+	opts := a.Opts
+	opts.ReconnectWindow = reconnectWindow(sess.JS.Timeout) // --timeout or $NATS_TIMEOUT
 	// Requests in flight finish after the first Ctrl-C: apply's context does not end
 	// with ctx; the closed Stop channel starts nothing new.
 	f.writing.Store(true)
-	res, err := apply.Run(context.WithoutCancel(ctx), sess.JS, p, aopts)
+	res, err := apply.Run(context.WithoutCancel(ctx), sess.JS, a.Plan, opts)
 	f.writing.Store(false)
-	if err != nil {
-		return err
+	return res, err
+}
+
+// release gives back the lock, if one is held; it is safe to call more than once.
+func (a *preparedApply) release(ctx context.Context) {
+	if a == nil || a.lease == nil {
+		return
 	}
+	a.f.release(ctx, a.lease)
+	a.lease = nil
+}
+
+// outcome is the closing line of an executed apply and its failure, if any: an apply
+// stopped because the server went away says so in one line (the failure, no summary
+// line); a stopped or failed one exits 1.
+func outcome(res *apply.Result) (string, error) {
 	var unreachable *apply.UnreachableError
 	if errors.As(res.Stopped, &unreachable) {
 		// One line: why it stopped and where things stand.
-		return &exitErr{Code: exitError, Err: fmt.Errorf("%v: %s; run plan when it is back to see what is left", unreachable, standing(res))}
+		return "", &exitErr{Code: exitError, Err: fmt.Errorf("%v: %s; run plan when it is back to see what is left", unreachable, standing(res))}
 	}
-	fmt.Fprintln(f.IO.Out, summary(res))
 	if res.Stopped != nil {
-		return &exitErr{Code: exitError, Err: res.Stopped}
+		return summary(res), &exitErr{Code: exitError, Err: res.Stopped}
 	}
 	if !res.OK() {
-		return silentExit(exitError)
+		return summary(res), silentExit(exitError)
 	}
-	return nil
+	return summary(res), nil
 }
 
 // reconnectWindow is how long apply waits for a lost connection: twice the request
@@ -221,18 +318,6 @@ func reconnectWindow(timeout time.Duration) time.Duration {
 		return apply.DefaultReconnectWindow
 	}
 	return 2 * timeout
-}
-
-// refuse renders p and returns the refusal when apply would not run it.
-func (f *Factory) refuse(p *plan.Plan, o apply.Options) error {
-	err := apply.Check(p, o)
-	if err == nil {
-		return nil
-	}
-	if rerr := render.Text(f.IO.Out, p, render.TextOptions{Color: f.Color()}); rerr != nil {
-		return rerr
-	}
-	return &exitErr{Code: exitError, Err: err}
 }
 
 // neitherPlanNorHCL refuses a single file argument that is not named .hcl and parses
