@@ -52,6 +52,12 @@ type Options struct {
 	// ReconnectWindow is how long to wait for a lost connection to come back before
 	// stopping (DefaultReconnectWindow when zero). Nothing new starts while it is down.
 	ReconnectWindow time.Duration
+	// OnFailure, when set, is called once, from the run's own goroutine, the first
+	// time a change fails (the server refused it, or a read-back found it not carried
+	// out) or the run stops early (lost lock, server gone): apply across environments
+	// with --fail-fast stops the other environments with it, not waiting for this run
+	// to end. An outcome that stays unknown is only known at the end, in the Result.
+	OnFailure func()
 }
 
 // Run executes p against the server. It refuses (a *RefusedError, every change refused,
@@ -97,7 +103,7 @@ func Run(ctx context.Context, c *jsapi.Client, p *plan.Plan, o Options) (*Result
 	fenced := *c
 	fenced.Fence = o.Fence
 	r := &runner{
-		c: &fenced, p: p, deps: deps, par: par, stop: o.Stop, window: window,
+		c: &fenced, p: p, deps: deps, par: par, stop: o.Stop, window: window, onFailure: o.OnFailure,
 		res:    newResult(p, StatusNotStarted),
 		prog:   newProgress(o.Progress, o.TTY, len(p.Changes)),
 		denied: map[string]*deniedKind{},
@@ -139,6 +145,16 @@ type runner struct {
 	// resent are the changes sent a second time after a timeout and a read-back
 	// that found them not carried out.
 	resent map[int]bool
+	// onFailure is Options.OnFailure, set to nil once called.
+	onFailure func()
+}
+
+// failed calls Options.OnFailure the first time something fails.
+func (r *runner) failed() {
+	if f := r.onFailure; f != nil {
+		r.onFailure = nil
+		f()
+	}
 }
 
 // deniedKind is an API operation the user may not send: the first change it failed,
@@ -278,6 +294,7 @@ func (r *runner) runStep(ctx context.Context, step []int, done chan outcome) {
 			case StatusNotStarted:
 				ready = append(ready, o.i) // not sent: the connection was down
 			default:
+				r.failed()
 				for _, d := range dependants[o.i] {
 					r.skip(d, o.i, dependants)
 				}
@@ -352,6 +369,7 @@ func (r *runner) halt(reason error) {
 	}
 	r.halted = true
 	r.res.Stopped = reason
+	r.failed()
 	r.prog.quiet = true // the reason and the counts are said once, at the end
 }
 

@@ -223,6 +223,7 @@ func (r *runner) resolve(ctx context.Context, unknown []int) []readBack {
 			continue
 		default:
 			s.Status, s.Err = StatusFailed, fmt.Errorf("%w; read back, it was not carried out", s.Err)
+			r.failed()
 		}
 		r.prog.resolved(s)
 	}

@@ -56,3 +56,38 @@ func TestRunStop(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOnFailure: OnFailure is called once, when the first change fails and before
+// the run ends, so that closing Stop from it keeps the later steps from starting; a
+// run without a failure never calls it.
+func TestRunOnFailure(t *testing.T) {
+	c := testkit.Client(t)
+	p := &plan.Plan{Changes: []*plan.Change{
+		// The server refuses a max_age under 100ms, both times.
+		stream(plan.ActCreate, "BAD1", 1, `{"subjects":["bad1.>"],"max_age":1000000}`),
+		stream(plan.ActCreate, "BAD2", 1, `{"subjects":["bad2.>"],"max_age":1000000}`),
+		stream(plan.ActCreate, "LATER", 2, `{"subjects":["later.>"]}`),
+	}}
+	stop := make(chan struct{})
+	calls := 0
+	res := mustRun(t, c, p, Options{Parallelism: 1, Stop: stop, OnFailure: func() {
+		calls++
+		close(stop)
+	}})
+	if calls != 1 {
+		t.Fatalf("OnFailure called %d times, want once", calls)
+	}
+	got := statuses(res)
+	if got["stream.BAD1"] != StatusFailed || got["stream.BAD2"] != StatusNotStarted || got["stream.LATER"] != StatusNotStarted {
+		t.Fatalf("statuses after OnFailure closed Stop: %v", got)
+	}
+	if streamInfo(t, c, "LATER") != nil {
+		t.Fatal("stream LATER was created after OnFailure stopped the run")
+	}
+
+	ok := &plan.Plan{Changes: []*plan.Change{stream(plan.ActCreate, "FINE", 1, `{"subjects":["fine.>"]}`)}}
+	res = mustRun(t, c, ok, Options{OnFailure: func() { t.Error("OnFailure called for a run without a failure") }})
+	if !res.OK() {
+		t.Fatalf("run failed: %+v", res.Counts())
+	}
+}
