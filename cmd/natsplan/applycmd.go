@@ -34,6 +34,9 @@ type applyOptions struct {
 	AllowReorder  bool
 	Parallelism   int
 	LockTimeout   time.Duration
+	// FailFast: with environments, one refused environment applies nothing anywhere,
+	// and one failing stops the others from starting anything new.
+	FailFast bool
 }
 
 func newCmdApply(f *Factory) *cobra.Command {
@@ -83,6 +86,7 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	c.Flags().BoolVar(&o.AllowDataLoss, "allow-data-loss", false, "allow changes that lose stored messages or consumers this project does not own (NP301, NP302)")
 	c.Flags().BoolVar(&o.AllowReorder, "allow-reorder", false, "allow repartitioning while lanes still hold messages (NP204): per-key order breaks for them")
 	c.Flags().IntVar(&o.Parallelism, "parallelism", apply.DefaultParallelism, "changes in flight at once within a step (0 also means the default)")
+	c.Flags().BoolVar(&o.FailFast, "fail-fast", false, "with environments: apply nothing anywhere when one is refused, and stop the others when one fails")
 	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
 	onlyFlag(c, f)
 	return c
