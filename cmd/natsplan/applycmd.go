@@ -86,6 +86,7 @@ Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was r
 	c.Flags().BoolVar(&o.AllowDataLoss, "allow-data-loss", false, "allow changes that lose stored messages or consumers this project does not own (NP301, NP302)")
 	c.Flags().BoolVar(&o.AllowReorder, "allow-reorder", false, "allow repartitioning while lanes still hold messages (NP204): per-key order breaks for them")
 	c.Flags().IntVar(&o.Parallelism, "parallelism", apply.DefaultParallelism, "changes in flight at once within a step (0 also means the default)")
+	envFlag(c, f)
 	c.Flags().BoolVar(&o.FailFast, "fail-fast", false, "with environments: apply nothing anywhere when one is refused, and stop the others when one fails")
 	c.Flags().DurationVar(&o.LockTimeout, "lock-timeout", time.Minute, "how long to wait for the apply lock, when the natsplan block enables it")
 	onlyFlag(c, f)
@@ -114,15 +115,32 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 		err error
 	)
 	if o.PlanFile != "" {
-		saved, rerr := planfile.ReadFile(o.PlanFile)
+		saved, multi, rerr := planfile.ReadFileAny(o.PlanFile)
 		if rerr != nil {
 			return &exitErr{Code: exitError, Err: rerr}
+		}
+		if multi != nil {
+			envs, err := f.savedEnvApplies(o, multi)
+			if err != nil {
+				return err
+			}
+			return applyAcross(ctx, f, o, envs)
+		}
+		if len(f.Global.Envs) > 0 {
+			return usageErr("--env selects environments, but %s is the saved plan of one server: apply it without --env", o.PlanFile)
 		}
 		// Without --server, $NATS_URL or a context naming a server, the plan's own
 		// target is the server, not 127.0.0.1; the target check still applies.
 		f.defaultServer = connect.WithoutUserInfo(saved.Target.URL)
 		a, err = f.prepareSaved(ctx, o, o.PlanFile, saved)
 	} else {
+		runs, eerr := f.environments(ctx, o.Paths)
+		if eerr != nil {
+			return eerr
+		}
+		if runs != nil {
+			return applyAcross(ctx, f, o, liveEnvApplies(o, runs))
+		}
 		desired, live, lerr := f.loadAndRead(ctx, o.Paths)
 		if lerr != nil {
 			return lerr
@@ -146,7 +164,9 @@ func runApply(ctx context.Context, f *Factory, o *applyOptions) error {
 	if err := f.confirmApply(ctx, o); err != nil {
 		return err
 	}
+	f.writing.Store(true)
 	res, err := a.execute(ctx)
+	f.writing.Store(false)
 	if err != nil {
 		return err
 	}
@@ -280,11 +300,9 @@ func (a *preparedApply) execute(ctx context.Context) (*apply.Result, error) {
 	opts := a.Opts
 	opts.ReconnectWindow = reconnectWindow(sess.JS.Timeout) // --timeout or $NATS_TIMEOUT
 	// Requests in flight finish after the first Ctrl-C: apply's context does not end
-	// with ctx; the closed Stop channel starts nothing new.
-	f.writing.Store(true)
-	res, err := apply.Run(context.WithoutCancel(ctx), sess.JS, a.Plan, opts)
-	f.writing.Store(false)
-	return res, err
+	// with ctx; the closed Stop channel starts nothing new. The caller sets f.writing
+	// around it (once for all environments), which changes what Ctrl-C says.
+	return apply.Run(context.WithoutCancel(ctx), sess.JS, a.Plan, opts)
 }
 
 // release gives back the lock, if one is held; it is safe to call more than once.

@@ -5,33 +5,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"sync"
 
 	"github.com/natsplan/natsplan/apply"
+	"github.com/natsplan/natsplan/internal/connect"
+	"github.com/natsplan/natsplan/model"
+	"github.com/natsplan/natsplan/plan"
+	"github.com/natsplan/natsplan/plan/render"
+	"github.com/natsplan/natsplan/schema"
 )
 
-// envApply is one environment of an apply across environments: its own Factory
-// (connection, lock, fence, "[name] " on stderr), how to prepare it, and what became
-// of it.
+// envApply is one environment of an apply across environments: its run (its own
+// Factory: connection, lock, fence, "[NAME] " on stderr), how to prepare it, and what
+// became of it.
 type envApply struct {
-	Name string
-	F    *Factory
-	// Prepare plans (or reads and proves a saved part) under the environment's lock.
-	Prepare func(ctx context.Context) (*preparedApply, error)
-	// Heading writes the environment's section heading (name and target).
-	Heading func(w io.Writer)
+	run *envRun
+	// prepare plans (or reads and proves a saved part) under the environment's lock.
+	prepare func(ctx context.Context) (*preparedApply, error)
+	// target is the server a saved part was planned against, for the heading of an
+	// environment refused before it read its own.
+	target plan.Target
 
 	a *preparedApply
-	// refused is why the environment is not applied: Prepare's error or the plan's
+	// refused is why the environment is not applied: prepare's error or the plan's
 	// refusal. The section shows it in full, the report its first line.
 	refused error
-	// held is set when --fail-fast kept the environment from running.
+	// held is set when --fail-fast or an interruption kept the environment from running.
 	held string
 	// res and runErr are what execute returned.
 	res    *apply.Result
 	runErr error
 }
+
+// Name is the environment's name.
+func (e *envApply) Name() string { return e.run.Name() }
 
 // executable reports whether the environment is to be executed: prepared, not
 // refused, with something to do.
@@ -39,20 +48,18 @@ func (e *envApply) executable() bool {
 	return e.refused == nil && e.held == "" && e.a != nil && e.a.Plan.HasChanges()
 }
 
-// envParallel bounds how many environments are worked on at once.
-const envParallel = 4
-
-// forEachEnv runs fn for every environment, envParallel at a time, and waits.
-func forEachEnv(envs []*envApply, fn func(*envApply)) {
-	sem := make(chan struct{}, envParallel)
+// eachEnvApply runs fn for every environment, envParallelism at a time, and waits.
+// Unlike forEachEnv it leaves the factories open: an environment's lock lives on its
+// connection from prepare to release.
+func eachEnvApply(envs []*envApply, fn func(*envApply)) {
+	sem := make(chan struct{}, envParallelism)
 	var wg sync.WaitGroup
 	for _, e := range envs {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			fn(e)
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -68,10 +75,16 @@ func applyAcross(ctx context.Context, f *Factory, o *applyOptions, envs []*envAp
 	defer func() {
 		for _, e := range envs {
 			e.a.release(context.WithoutCancel(ctx))
+			e.run.errw.flush()
+			e.run.F.Close()
 		}
 	}()
-	forEachEnv(envs, func(e *envApply) {
-		a, err := e.Prepare(ctx)
+	eachEnvApply(envs, func(e *envApply) {
+		if e.run.Err != nil { // its own diagnostics, printed when loading
+			e.refused = e.run.Err
+			return
+		}
+		a, err := e.prepare(ctx)
 		e.a = a
 		switch {
 		case err != nil:
@@ -79,6 +92,7 @@ func applyAcross(ctx context.Context, f *Factory, o *applyOptions, envs []*envAp
 		case a.Refused != nil:
 			e.refused = a.Refused
 		}
+		e.run.Err = e.refused
 	})
 	if err := ctx.Err(); err != nil {
 		// Interrupted while planning: nothing was changed anywhere.
@@ -87,7 +101,7 @@ func applyAcross(ctx context.Context, f *Factory, o *applyOptions, envs []*envAp
 	var refused []string
 	for _, e := range envs {
 		if e.refused != nil {
-			refused = append(refused, e.Name)
+			refused = append(refused, e.Name())
 		}
 	}
 	if o.FailFast && len(refused) > 0 {
@@ -106,6 +120,10 @@ func applyAcross(ctx context.Context, f *Factory, o *applyOptions, envs []*envAp
 			return err
 		}
 	}
+	// Everything said so far on the environments' stderr comes before the prompt.
+	for _, e := range envs {
+		e.run.errw.flush()
+	}
 	var run []*envApply
 	for _, e := range envs {
 		if e.executable() {
@@ -123,7 +141,7 @@ func applyAcross(ctx context.Context, f *Factory, o *applyOptions, envs []*envAp
 	for _, e := range envs {
 		line, bad := e.report()
 		failed = failed || bad
-		fmt.Fprintf(f.IO.Out, "%s: %s\n", e.Name, line)
+		fmt.Fprintf(f.IO.Out, "%s: %s\n", e.Name(), line)
 	}
 	fmt.Fprintln(f.IO.Out, aggregate(envs))
 	if failed {
@@ -167,12 +185,12 @@ func executeAcross(ctx context.Context, f *Factory, o *applyOptions, run []*envA
 		stop = halt
 		for _, e := range run {
 			e.a.Opts.Stop = halt
-			e.a.Opts.OnFailure = func() { failure(e.Name) }
+			e.a.Opts.OnFailure = func() { failure(e.Name()) }
 		}
 	}
 	f.writing.Store(true)
 	defer f.writing.Store(false)
-	forEachEnv(run, func(e *envApply) {
+	eachEnvApply(run, func(e *envApply) {
 		select {
 		case <-stop:
 			mu.Lock()
@@ -185,7 +203,7 @@ func executeAcross(ctx context.Context, f *Factory, o *applyOptions, run []*envA
 		e.res, e.runErr = e.a.execute(ctx)
 		e.a.release(context.WithoutCancel(ctx))
 		if failure != nil && (e.runErr != nil || !e.res.OK()) {
-			failure(e.Name)
+			failure(e.Name())
 		}
 	})
 }
@@ -198,43 +216,43 @@ func stoppedBy(failed string) string {
 	return "interrupted"
 }
 
-// section writes the environment's part of the plan output: its heading, then its
-// plan, then why it is not applied, if so.
+// section writes the environment's part of the plan output: its heading (name and
+// target), then its plan, then why it is not applied, if so.
 func (e *envApply) section(w io.Writer, color bool) error {
-	e.Heading(w)
+	head := &plan.Plan{Environment: e.Name(), Target: e.target}
+	if e.a != nil && e.a.Plan != nil {
+		head.Target = e.a.Plan.Target
+	}
+	fmt.Fprintln(w, render.EnvHeading(head, render.TextOptions{Color: color}))
+	if _, err := io.Copy(w, e.run.Out); err != nil {
+		return err
+	}
 	if e.a != nil && e.a.Plan != nil {
 		if err := e.a.render(w, color); err != nil {
 			return err
 		}
 	}
 	if e.refused != nil {
-		fmt.Fprintf(w, "Error: %s\n", refusalText(e.refused))
+		fmt.Fprintf(w, "Error: %s\n", e.run.errText())
 	}
 	return nil
-}
-
-// refusalText is what an environment's refusal says; a silent one (diagnostics,
-// already printed on stderr with the environment's prefix) points there.
-func refusalText(err error) string {
-	var ee *exitErr
-	if errors.As(err, &ee) && ee.Err == nil {
-		return "refused: see the diagnostics above on stderr"
-	}
-	return err.Error()
 }
 
 // report is the environment's closing line, and whether it counts as a failure.
 func (e *envApply) report() (string, bool) {
 	switch {
 	case e.refused != nil:
-		msg, _, _ := strings.Cut(refusalText(e.refused), "\n")
+		msg, more, _ := strings.Cut(e.run.errText(), "\n")
+		if more != "" {
+			msg = strings.TrimSuffix(msg, ":") + " (see its section above)"
+		}
 		return "not applied: " + msg, true
 	case e.held != "":
 		return "not applied (" + e.held + "); nothing was changed there", true
 	case e.a == nil || !e.a.Plan.HasChanges():
 		return "No changes.", false
 	case e.runErr != nil:
-		msg, _, _ := strings.Cut(e.runErr.Error(), "\n")
+		msg, _, _ := strings.Cut(e.run.F.secrets.scrub(e.runErr.Error()), "\n")
 		return "not applied: " + msg, true
 	}
 	line, failure := outcome(e.res)
@@ -244,7 +262,7 @@ func (e *envApply) report() (string, bool) {
 		} else if ee := (*exitErr)(nil); errors.As(failure, &ee) && ee.Err != nil {
 			line += " " + ee.Err.Error()
 		}
-		return line, true
+		return e.run.F.secrets.scrub(line), true
 	}
 	return line, false
 }
@@ -280,4 +298,92 @@ func aggregate(envs []*envApply) string {
 		noun = "environment"
 	}
 	return fmt.Sprintf("Apply across %d %s: %s.", len(envs), noun, strings.Join(parts, ", "))
+}
+
+// liveEnvApplies prepares each environment of runs from its desired model: read its
+// server, plan, refuse, lock, plan again under the lock.
+func liveEnvApplies(o *applyOptions, runs []*envRun) []*envApply {
+	envs := make([]*envApply, len(runs))
+	for i, r := range runs {
+		envs[i] = &envApply{run: r, prepare: func(ctx context.Context) (*preparedApply, error) {
+			desired, live, err := r.F.loadAndRead(ctx, o.Paths)
+			if err != nil {
+				return nil, err
+			}
+			return r.F.prepareDesired(ctx, o, desired, live)
+		}}
+	}
+	return envs
+}
+
+// savedEnvApplies prepares each selected part of a saved plan of several
+// environments: it connects with the part's saved connection (env() settings read
+// now), and proves the part as a saved plan of one server is proven. A part whose
+// environment could not be planned is refused with the reason it carries.
+func (f *Factory) savedEnvApplies(o *applyOptions, m *plan.Multi) ([]*envApply, error) {
+	parts, err := selectParts(m, f.Global.Envs, o.PlanFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Global.connFlags) > 0 && len(parts) != 1 {
+		names := make([]string, len(parts))
+		for i, p := range parts {
+			names[i] = p.Environment
+		}
+		return nil, usageErr("--%s sets the connection of one environment, but %d are selected (%s): the saved connections decide where each part is applied; select exactly one with --env NAME to override its settings",
+			f.Global.connFlags[0], len(parts), strings.Join(names, ", "))
+	}
+	envs := make([]*envApply, len(parts))
+	for i, p := range parts {
+		env := &model.Environment{Name: p.Environment}
+		if p.Connection != nil {
+			env.Connection = *p.Connection
+		}
+		r := f.newEnvRun(&schema.EnvModel{Env: env})
+		// A part saved without servers or a context goes to its target, as a saved
+		// plan of one server does.
+		r.F.defaultServer = connect.WithoutUserInfo(p.Target.URL)
+		envs[i] = &envApply{run: r, target: p.Target, prepare: func(ctx context.Context) (*preparedApply, error) {
+			if p.Error != "" {
+				return nil, fmt.Errorf("environment %s could not be planned: %s", p.Environment, p.Error)
+			}
+			return r.F.prepareSaved(ctx, o, o.PlanFile, p)
+		}}
+	}
+	return envs, nil
+}
+
+// selectParts picks the parts of m that the --env patterns match (path.Match globs),
+// in the document's order; no pattern picks all. A pattern that matches no part is a
+// usage error naming the environments the file holds.
+func selectParts(m *plan.Multi, patterns []string, name string) ([]*plan.Plan, error) {
+	if len(patterns) == 0 {
+		return m.Environments, nil
+	}
+	names := make([]string, len(m.Environments))
+	for i, p := range m.Environments {
+		names[i] = p.Environment
+	}
+	picked := make([]bool, len(m.Environments))
+	for _, pat := range patterns {
+		if _, err := path.Match(pat, ""); err != nil {
+			return nil, usageErr("--env %q is not a valid pattern: %s. Patterns use *, ? and [...], like --env 'prod-*'", pat, err)
+		}
+		matched := false
+		for i, n := range names {
+			if ok, _ := path.Match(pat, n); ok {
+				picked[i], matched = true, true
+			}
+		}
+		if !matched {
+			return nil, usageErr("--env %q matches no environment of the saved plan %s: it holds %s", pat, name, strings.Join(names, ", "))
+		}
+	}
+	var out []*plan.Plan
+	for i, p := range m.Environments {
+		if picked[i] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
