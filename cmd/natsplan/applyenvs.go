@@ -37,6 +37,9 @@ type envApply struct {
 	// res and runErr are what execute returned.
 	res    *apply.Result
 	runErr error
+	// stoppedBy names the environment whose failure stopped this one's run with
+	// changes not started (--fail-fast).
+	stoppedBy string
 }
 
 // Name is the environment's name.
@@ -206,6 +209,13 @@ func executeAcross(ctx context.Context, f *Factory, o *applyOptions, run []*envA
 			failure(e.Name())
 		}
 	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, e := range run {
+		if e.res != nil && e.res.Counts().NotStarted > 0 && firstFailure != "" && firstFailure != e.Name() {
+			e.stoppedBy = firstFailure
+		}
+	}
 }
 
 // stoppedBy says why an environment was not started.
@@ -262,6 +272,9 @@ func (e *envApply) report() (string, bool) {
 		} else if ee := (*exitErr)(nil); errors.As(failure, &ee) && ee.Err != nil {
 			line += " " + ee.Err.Error()
 		}
+		if e.stoppedBy != "" {
+			line = strings.TrimSuffix(line, ".") + fmt.Sprintf(" (--fail-fast: stopped because %s failed).", e.stoppedBy)
+		}
 		return e.run.F.secrets.scrub(line), true
 	}
 	return line, false
@@ -269,7 +282,7 @@ func (e *envApply) report() (string, bool) {
 
 // aggregate is the last line of an apply across environments.
 func aggregate(envs []*envApply) string {
-	var applied, unchanged, refused, failed, held int
+	var applied, unchanged, refused, failed, stopped, held int
 	for _, e := range envs {
 		switch {
 		case e.refused != nil:
@@ -278,6 +291,8 @@ func aggregate(envs []*envApply) string {
 			held++
 		case e.a == nil || !e.a.Plan.HasChanges():
 			unchanged++
+		case e.stoppedBy != "":
+			stopped++
 		case e.runErr != nil || !e.res.OK():
 			failed++
 		default:
@@ -288,7 +303,7 @@ func aggregate(envs []*envApply) string {
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{unchanged, "with no changes"}, {refused, "refused"}, {failed, "failed"}, {held, "not started"}} {
+	}{{unchanged, "with no changes"}, {refused, "refused"}, {failed, "failed"}, {stopped, "stopped"}, {held, "not started"}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
