@@ -57,7 +57,15 @@ messages needs --allow-reorder. Given a plan file written by 'plan --out'
 changed since, or when the target differs; when no --server, $NATS_URL or context names a
 server, it connects to the plan's target.
 
-Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was refused.`,
+With environment blocks (docs/environments.md), apply prepares every environment, or
+those --env selects, each on its own server and under its own lock, shows every plan,
+asks once, executes them in parallel and reports each. A refused environment does not
+stop the others unless --fail-fast, which then applies nothing anywhere; with it, a
+failure while executing also stops the other environments from starting anything new.
+A saved plan of several environments applies each part on its saved connection.
+
+Exit codes: 0 applied (or nothing to do); 1 when a step failed or the plan was refused
+(with environments: when any environment was refused, failed or not started).`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if pf := planFileArg(args); pf != "" {
 				if len(args) > 1 {

@@ -320,13 +320,18 @@ func aggregate(envs []*envApply) string {
 func liveEnvApplies(o *applyOptions, runs []*envRun) []*envApply {
 	envs := make([]*envApply, len(runs))
 	for i, r := range runs {
-		envs[i] = &envApply{run: r, prepare: func(ctx context.Context) (*preparedApply, error) {
+		e := &envApply{run: r}
+		e.prepare = func(ctx context.Context) (*preparedApply, error) {
 			desired, live, err := r.F.loadAndRead(ctx, o.Paths)
 			if err != nil {
 				return nil, err
 			}
+			if t := live.Target; t != nil { // the heading's, should the target guard refuse it
+				e.target = plan.Target{URL: t.URL, Server: t.Server, Cluster: t.Cluster, Domain: t.Domain, Account: t.Account, APILevel: t.APILevel}
+			}
 			return r.F.prepareDesired(ctx, o, desired, live)
-		}}
+		}
+		envs[i] = e
 	}
 	return envs
 }

@@ -194,7 +194,7 @@ func TestApplyAcrossRefusal(t *testing.T) {
 	if maxAgeOf(t, srv["dev"]) != time.Hour || maxAgeOf(t, srv["prod"]) != 3*time.Hour || maxAgeOf(t, srv["staging"]) != 0 {
 		t.Errorf("staging refused: want dev and prod applied, staging untouched\n%s", out)
 	}
-	if !strings.Contains(out, "staging: not applied:") || !strings.HasSuffix(out, "Apply across 3 environments: 2 applied, 1 refused.\n") {
+	if !strings.Contains(out, "staging: not applied:") || !strings.Contains(out, "=== environment staging: nats://") || !strings.HasSuffix(out, "Apply across 3 environments: 2 applied, 1 refused.\n") {
 		t.Errorf("report:\n%s", out)
 	}
 	for _, n := range envNames {
