@@ -397,3 +397,20 @@ func TestApplyFailFastWhileExecuting(t *testing.T) {
 		t.Errorf("report:\n%s\n%s", out.String(), errOut.String())
 	}
 }
+
+// TestApplyAcrossEnvironmentsOnly: --only cuts every environment's plan, not just the
+// first factory's.
+func TestApplyAcrossEnvironmentsOnly(t *testing.T) {
+	names := []string{"dev", "prod"}
+	srv := envServers(t, names...)
+	ages := map[string]string{"dev": "1h", "prod": "2h"}
+	cfg := envConfig(srv, names, ages, nil, "") + "stream \"OTHER\" {\n  subjects = [\"other.>\"]\n}\n"
+	dir := writeConfig(t, map[string]string{"shop.hcl": cfg})
+	out := mustCLI(t, nowhere, "apply", "--auto-approve", "--only", "stream.OTHER", dir)
+	for _, n := range names {
+		state := serverState(t, jetStream(t, srv[n]))
+		if _, ok := state["stream OTHER"]; !ok || len(state) != 1 {
+			t.Errorf("%s holds %d objects after --only stream.OTHER, want OTHER alone\n%s", n, len(state), out)
+		}
+	}
+}
