@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -412,5 +413,51 @@ func TestApplyAcrossEnvironmentsOnly(t *testing.T) {
 		if _, ok := state["stream OTHER"]; !ok || len(state) != 1 {
 			t.Errorf("%s holds %d objects after --only stream.OTHER, want OTHER alone\n%s", n, len(state), out)
 		}
+	}
+}
+
+// TestApplySavedMultiPlanSecrets: a saved part keeps env("NAME"), never the value, and
+// reads it when applied: unset then, that environment alone is refused naming the
+// variable. A saved plan of one server takes no --env.
+func TestApplySavedMultiPlanSecrets(t *testing.T) {
+	names := []string{"dev", "prod"}
+	srv := envServers(t, names...)
+	ages := map[string]string{"dev": "1h", "prod": "2h"}
+	token := map[string]string{"prod": "  token = env(\"PROD_TOKEN\")\n"}
+	dir := writeConfig(t, map[string]string{"shop.hcl": envConfig(srv, names, ages, token, "")})
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	cliEnv := func(env map[string]string, args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
+		code := run(args, &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(k string) string { return env[k] })
+		return code, out.String(), errOut.String()
+	}
+	const secret = "s3cr3t-t0ken"
+	if code, out, errOut := cliEnv(map[string]string{"PROD_TOKEN": secret}, "plan", "--out", planFile, dir); code != 0 {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	saved, err := os.ReadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(saved), secret) || !strings.Contains(string(saved), "PROD_TOKEN") {
+		t.Fatalf("the saved plan holds the token's value, or not its reference:\n%s", saved)
+	}
+	code, out, errOut := cliEnv(map[string]string{}, "apply", "--auto-approve", planFile)
+	if code != exitError || !strings.Contains(out, "prod: not applied:") || !strings.Contains(out, "PROD_TOKEN") {
+		t.Fatalf("apply with PROD_TOKEN unset: exit %d, want prod refused naming it\n%s\n%s", code, out, errOut)
+	}
+	if maxAgeOf(t, srv["dev"]) != time.Hour || maxAgeOf(t, srv["prod"]) != 0 {
+		t.Fatalf("want dev applied and prod untouched\n%s", out)
+	}
+	code, out, errOut = cliEnv(map[string]string{"PROD_TOKEN": secret}, "apply", "--auto-approve", "--env", "prod", planFile)
+	if code != 0 || maxAgeOf(t, srv["prod"]) != 2*time.Hour || strings.Contains(out+errOut, secret) {
+		t.Fatalf("apply --env prod with PROD_TOKEN set: exit %d\n%s\n%s", code, out, errOut)
+	}
+
+	single := filepath.Join(t.TempDir(), "plan.json")
+	mustCLI(t, srv["dev"].ClientURL(), "plan", "--out", single, writeConfig(t, map[string]string{"shop.hcl": savedNext}))
+	if code, out, errOut := cli(t, srv["dev"].ClientURL(), "apply", "--auto-approve", "--env", "dev", single); code != exitError || !strings.Contains(errOut, "saved plan of one server") {
+		t.Fatalf("--env with a saved plan of one server: exit %d, want a usage error\n%s\n%s", code, out, errOut)
 	}
 }
