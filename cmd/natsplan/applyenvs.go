@@ -131,6 +131,9 @@ func applyAcross(ctx context.Context, f *Factory, o *applyOptions, envs []*envAp
 	for _, e := range envs {
 		if e.executable() {
 			run = append(run, e)
+		} else {
+			// Refused, held or with nothing to do: its lock is not held over the prompt.
+			e.a.release(context.WithoutCancel(ctx))
 		}
 	}
 	if len(run) > 0 {
