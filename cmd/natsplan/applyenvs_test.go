@@ -32,10 +32,10 @@ func envServers(t *testing.T, names ...string) map[string]*embedded.Server {
 	return out
 }
 
-// envConfig declares an environment per server, each with its own max_age, and a
+// applyEnvConfig declares an environment per server, each with its own max_age, and a
 // stream with a consumer whose max_age is the variable. extra is added to every
 // environment block; lockTTL, when set, enables the apply lock.
-func envConfig(srv map[string]*embedded.Server, names []string, maxAge map[string]string, extra map[string]string, lockTTL string) string {
+func applyEnvConfig(srv map[string]*embedded.Server, names []string, maxAge map[string]string, extra map[string]string, lockTTL string) string {
 	var b strings.Builder
 	b.WriteString("variable \"max_age\" {\n  default = \"1h\"\n}\n")
 	b.WriteString("natsplan {\n  project = \"shop\"\n")
@@ -91,7 +91,7 @@ const nowhere = "nats://127.0.0.1:1"
 func TestApplyAcrossEnvironments(t *testing.T) {
 	srv := envServers(t, envNames...)
 	ages := map[string]string{"dev": "1h", "staging": "2h", "prod": "3h"}
-	dir := writeConfig(t, map[string]string{"shop.hcl": envConfig(srv, envNames, ages, nil, "5s")})
+	dir := writeConfig(t, map[string]string{"shop.hcl": applyEnvConfig(srv, envNames, ages, nil, "5s")})
 
 	// One prompt on a terminal, answered once, for the three environments: "no"
 	// changes nothing anywhere and releases every lock, "yes" applies them all.
@@ -155,7 +155,7 @@ func TestApplyAcrossEnvironments(t *testing.T) {
 
 	// --env applies only the selected environments.
 	ages2 := map[string]string{"dev": "4h", "staging": "5h", "prod": "6h"}
-	dir2 := writeConfig(t, map[string]string{"shop.hcl": envConfig(srv, envNames, ages2, nil, "")})
+	dir2 := writeConfig(t, map[string]string{"shop.hcl": applyEnvConfig(srv, envNames, ages2, nil, "")})
 	out2 := mustCLI(t, nowhere, "apply", "--auto-approve", "--env", "dev", "--env", "st*", dir2)
 	if maxAgeOf(t, srv["dev"]) != 4*time.Hour || maxAgeOf(t, srv["staging"]) != 5*time.Hour || maxAgeOf(t, srv["prod"]) != 3*time.Hour {
 		t.Fatalf("--env dev --env st* changed the wrong servers:\n%s", out2)
@@ -169,7 +169,7 @@ func TestApplyAcrossRefusal(t *testing.T) {
 	srv := envServers(t, envNames...)
 	ages := map[string]string{"dev": "1h", "staging": "2h", "prod": "3h"}
 	guard := map[string]string{"staging": "  expect {\n    server = \"elsewhere\"\n  }\n"}
-	dir := writeConfig(t, map[string]string{"shop.hcl": envConfig(srv, envNames, ages, guard, "5s")})
+	dir := writeConfig(t, map[string]string{"shop.hcl": applyEnvConfig(srv, envNames, ages, guard, "5s")})
 
 	code, out, errOut := cli(t, nowhere, "apply", "--auto-approve", "--fail-fast", dir)
 	if code != exitError {
@@ -212,7 +212,7 @@ func TestApplyAcrossRefusal(t *testing.T) {
 func TestApplySavedMultiPlan(t *testing.T) {
 	srv := envServers(t, envNames...)
 	ages := map[string]string{"dev": "1h", "staging": "2h", "prod": "3h"}
-	dir := writeConfig(t, map[string]string{"shop.hcl": envConfig(srv, envNames, ages, nil, "5s")})
+	dir := writeConfig(t, map[string]string{"shop.hcl": applyEnvConfig(srv, envNames, ages, nil, "5s")})
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	mustCLI(t, nowhere, "plan", "--out", planFile, dir)
 	out := mustCLI(t, nowhere, "apply", "--auto-approve", planFile)
@@ -224,7 +224,7 @@ func TestApplySavedMultiPlan(t *testing.T) {
 	}
 
 	ages2 := map[string]string{"dev": "4h", "staging": "5h", "prod": "6h"}
-	dir2 := writeConfig(t, map[string]string{"shop.hcl": envConfig(srv, envNames, ages2, nil, "5s")})
+	dir2 := writeConfig(t, map[string]string{"shop.hcl": applyEnvConfig(srv, envNames, ages2, nil, "5s")})
 	stale := filepath.Join(t.TempDir(), "plan.json")
 	mustCLI(t, nowhere, "plan", "--out", stale, dir2)
 	// Someone changes staging's stream between plan and apply.
@@ -268,7 +268,7 @@ func TestApplySavedMultiPlanParts(t *testing.T) {
 	srv := envServers(t, names...)
 	ages := map[string]string{"dev": "1h", "prod": "3h"}
 	// staging's server is not there when planning.
-	cfg := envConfig(srv, names, ages, nil, "") + "environment \"staging\" {\n  servers   = \"" + nowhere + "\"\n  variables = { max_age = \"2h\" }\n}\n"
+	cfg := applyEnvConfig(srv, names, ages, nil, "") + "environment \"staging\" {\n  servers   = \"" + nowhere + "\"\n  variables = { max_age = \"2h\" }\n}\n"
 	dir := writeConfig(t, map[string]string{"shop.hcl": cfg})
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	if code, out, errOut := cli(t, nowhere, "plan", "--out", planFile, dir); code != exitError {
@@ -297,7 +297,7 @@ func TestApplySavedMultiPlanParts(t *testing.T) {
 	}
 	// dev's saved connection goes nowhere; --server names its server instead.
 	other := filepath.Join(t.TempDir(), "plan.json")
-	cfg = envConfig(map[string]*embedded.Server{"dev": srv["dev"]}, []string{"dev"}, ages, nil, "")
+	cfg = applyEnvConfig(map[string]*embedded.Server{"dev": srv["dev"]}, []string{"dev"}, ages, nil, "")
 	cfg = strings.Replace(cfg, srv["dev"].ClientURL(), nowhere, 1)
 	dir = writeConfig(t, map[string]string{"shop.hcl": cfg})
 	mustCLI(t, nowhere, "plan", "--out", other, "--env", "dev", "-s", srv["dev"].ClientURL(), dir)
@@ -405,7 +405,7 @@ func TestApplyAcrossEnvironmentsOnly(t *testing.T) {
 	names := []string{"dev", "prod"}
 	srv := envServers(t, names...)
 	ages := map[string]string{"dev": "1h", "prod": "2h"}
-	cfg := envConfig(srv, names, ages, nil, "") + "stream \"OTHER\" {\n  subjects = [\"other.>\"]\n}\n"
+	cfg := applyEnvConfig(srv, names, ages, nil, "") + "stream \"OTHER\" {\n  subjects = [\"other.>\"]\n}\n"
 	dir := writeConfig(t, map[string]string{"shop.hcl": cfg})
 	out := mustCLI(t, nowhere, "apply", "--auto-approve", "--only", "stream.OTHER", dir)
 	for _, n := range names {
@@ -424,16 +424,10 @@ func TestApplySavedMultiPlanSecrets(t *testing.T) {
 	srv := envServers(t, names...)
 	ages := map[string]string{"dev": "1h", "prod": "2h"}
 	token := map[string]string{"prod": "  token = env(\"PROD_TOKEN\")\n"}
-	dir := writeConfig(t, map[string]string{"shop.hcl": envConfig(srv, names, ages, token, "")})
+	dir := writeConfig(t, map[string]string{"shop.hcl": applyEnvConfig(srv, names, ages, token, "")})
 	planFile := filepath.Join(t.TempDir(), "plan.json")
-	cliEnv := func(env map[string]string, args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		env["HOME"], env["XDG_CONFIG_HOME"] = t.TempDir(), t.TempDir()
-		code := run(args, &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func(k string) string { return env[k] })
-		return code, out.String(), errOut.String()
-	}
 	const secret = "s3cr3t-t0ken"
-	if code, out, errOut := cliEnv(map[string]string{"PROD_TOKEN": secret}, "plan", "--out", planFile, dir); code != 0 {
+	if code, out, errOut := envCLI(t, map[string]string{"PROD_TOKEN": secret}, "plan", "--out", planFile, dir); code != 0 {
 		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
 	}
 	saved, err := os.ReadFile(planFile)
@@ -443,14 +437,14 @@ func TestApplySavedMultiPlanSecrets(t *testing.T) {
 	if strings.Contains(string(saved), secret) || !strings.Contains(string(saved), "PROD_TOKEN") {
 		t.Fatalf("the saved plan holds the token's value, or not its reference:\n%s", saved)
 	}
-	code, out, errOut := cliEnv(map[string]string{}, "apply", "--auto-approve", planFile)
+	code, out, errOut := envCLI(t, map[string]string{}, "apply", "--auto-approve", planFile)
 	if code != exitError || !strings.Contains(out, "prod: not applied:") || !strings.Contains(out, "PROD_TOKEN") {
 		t.Fatalf("apply with PROD_TOKEN unset: exit %d, want prod refused naming it\n%s\n%s", code, out, errOut)
 	}
 	if maxAgeOf(t, srv["dev"]) != time.Hour || maxAgeOf(t, srv["prod"]) != 0 {
 		t.Fatalf("want dev applied and prod untouched\n%s", out)
 	}
-	code, out, errOut = cliEnv(map[string]string{"PROD_TOKEN": secret}, "apply", "--auto-approve", "--env", "prod", planFile)
+	code, out, errOut = envCLI(t, map[string]string{"PROD_TOKEN": secret}, "apply", "--auto-approve", "--env", "prod", planFile)
 	if code != 0 || maxAgeOf(t, srv["prod"]) != 2*time.Hour || strings.Contains(out+errOut, secret) {
 		t.Fatalf("apply --env prod with PROD_TOKEN set: exit %d\n%s\n%s", code, out, errOut)
 	}

@@ -183,7 +183,7 @@ func (f *Factory) load(ctx context.Context, paths []string, oneServer bool) (*mo
 		return nil, err
 	}
 	if oneServer && len(envs) > 0 && envs[0].Env != nil {
-		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("%s declares environment blocks, which this command does not run yet: plan, drift, status and import do (docs/environments.md)",
+		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("%s declares environment blocks, which this command does not run yet: plan, drift, apply, status and import do (docs/environments.md)",
 			strings.Join(pathsOrDefault(paths), ", "))}
 	}
 	for _, e := range envs {
