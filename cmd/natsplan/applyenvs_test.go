@@ -455,3 +455,52 @@ func TestApplySavedMultiPlanSecrets(t *testing.T) {
 		t.Fatalf("--env with a saved plan of one server: exit %d, want a usage error\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestApplyAcrossOneServerGone: each environment waits for its own connection. prod's
+// server goes away while apply waits at its prompt: prod stops after its reconnect
+// window (twice --timeout), saying so on its line (its create not started, or of
+// unknown outcome when it was written before the client saw the connection close: it
+// never reached the server either way), while dev is applied; exit 1.
+func TestApplyAcrossOneServerGone(t *testing.T) {
+	srv := envServers(t, "dev", "prod")
+	proxy := testsrv.StartProxy(t, srv["prod"].ClientURL(), 0)
+	cfg := "natsplan {\n  project = \"shop\"\n}\n" +
+		fmt.Sprintf("environment \"dev\" {\n  servers = %q\n}\n", srv["dev"].ClientURL()) +
+		fmt.Sprintf("environment \"prod\" {\n  servers = %q\n}\n", proxy.URL) +
+		"stream \"ORDERS\" {\n  subjects = [\"orders.>\"]\n}\n"
+	dir := writeConfig(t, map[string]string{"shop.hcl": cfg})
+
+	in, answer := io.Pipe()
+	defer answer.Close()
+	var out bytes.Buffer
+	errOut := &promptWriter{asked: make(chan struct{})}
+	env := map[string]string{"NATS_URL": nowhere, "HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()}
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"apply", "--timeout", "500ms", dir}, &IOStreams{In: in, Out: &out, ErrOut: errOut, StdinTTY: true},
+			func(k string) string { return env[k] })
+	}()
+	select {
+	case <-errOut.asked:
+	case code := <-done:
+		t.Fatalf("apply ended (exit %d) without asking\n%s\n%s", code, out.String(), errOut.String())
+	}
+	proxy.Cut()
+	if _, err := answer.Write([]byte("yes\n")); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != exitError {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if len(serverState(t, jetStream(t, srv["dev"]))) != 1 {
+		t.Errorf("dev was not applied\n%s", out.String())
+	}
+	if len(serverState(t, jetStream(t, srv["prod"]))) != 0 {
+		t.Errorf("prod got a stream although its server was gone\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "dev: Apply complete: 1 change done.") ||
+		!strings.Contains(out.String(), "prod: the server is unreachable") || !strings.Contains(out.String(), "; run plan when it is back") ||
+		!strings.Contains(out.String(), "Apply across 2 environments: 1 applied, 1 failed.") {
+		t.Errorf("report:\n%s\n%s", out.String(), errOut.String())
+	}
+}
