@@ -52,19 +52,10 @@ func (e *envApply) executable() bool {
 }
 
 // eachEnvApply runs fn for every environment, envParallelism at a time, and waits.
-// Unlike forEachEnv it leaves the factories open: an environment's lock lives on its
-// connection from prepare to release.
+// Unlike forEachEnv it leaves the factories open: an environment's lock and
+// connection live from prepare to execute.
 func eachEnvApply(envs []*envApply, fn func(*envApply)) {
-	sem := make(chan struct{}, envParallelism)
-	var wg sync.WaitGroup
-	for _, e := range envs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fn(e)
-		})
-	}
-	wg.Wait()
+	inParallel(len(envs), func(i int) { fn(envs[i]) })
 }
 
 // applyAcross applies every environment of envs: all prepared in parallel (each

@@ -259,26 +259,35 @@ func (f *Factory) envOptions() (connect.Options, error) {
 // returns. It returns ctx's error when the command was interrupted, so that the command
 // exits as an interrupted one; otherwise nil: the runs carry their errors.
 func forEachEnv(ctx context.Context, runs []*envRun, fn func(context.Context, *envRun) error) error {
+	inParallel(len(runs), func(i int) {
+		r := runs[i]
+		if r.Err != nil {
+			return
+		}
+		defer r.errw.flush()
+		defer r.F.Close()
+		if err := ctx.Err(); err != nil {
+			r.Err = err
+			return
+		}
+		r.Err = fn(ctx, r)
+	})
+	return ctx.Err()
+}
+
+// inParallel calls fn(0) .. fn(n-1), envParallelism at a time, and waits for all: the
+// one bound on how many environments a command works on at once.
+func inParallel(n int, fn func(i int)) {
 	sem := make(chan struct{}, envParallelism)
 	var wg sync.WaitGroup
-	for _, r := range runs {
-		if r.Err != nil {
-			continue
-		}
+	for i := range n {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			defer r.errw.flush()
-			defer r.F.Close()
-			if err := ctx.Err(); err != nil {
-				r.Err = err
-				return
-			}
-			r.Err = fn(ctx, r)
+			fn(i)
 		})
 	}
 	wg.Wait()
-	return ctx.Err()
 }
 
 // envExit is the exit of a command over environments: 1 when any environment failed,

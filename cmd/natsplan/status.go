@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -190,40 +189,34 @@ func runStatusEnvs(ctx context.Context, f *Factory, o *statusOptions, runs []*en
 	states := make([]*statusRun, len(runs))
 	reports := make([]*status.EnvReport, len(runs))
 	round := func() error {
-		sem := make(chan struct{}, envParallelism)
-		var wg sync.WaitGroup
-		for i, r := range runs {
+		inParallel(len(runs), func(i int) {
+			r := runs[i]
 			if invalid[i] {
 				reports[i] = &status.EnvReport{Name: r.Name(), Err: errors.New(r.errText())}
-				continue
+				return
 			}
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				rep := &status.EnvReport{Name: r.Name()}
-				var err error
-				if states[i] == nil {
-					var st *statusRun
-					st, err = statusOf(ctx, r.F, r.Desired, nil, o.Thresholds)
-					if err == nil {
-						states[i] = st
-					} else if st != nil {
-						rep.Target = st.target // the guard refused it
-					}
-				} else if err = states[i].next(ctx, o.Thresholds); err != nil {
-					rep.Target = states[i].target
+			rep := &status.EnvReport{Name: r.Name()}
+			var err error
+			if states[i] == nil {
+				var st *statusRun
+				st, err = statusOf(ctx, r.F, r.Desired, nil, o.Thresholds)
+				if err == nil {
+					states[i] = st
+				} else if st != nil {
+					rep.Target = st.target // the guard refused it
 				}
-				r.Err = err
-				if err != nil {
-					rep.Err = errors.New(r.errText())
-				} else {
-					rep.Target, rep.Report = states[i].target, states[i].report
-				}
-				reports[i] = rep
-				r.errw.flush()
-			})
-		}
-		wg.Wait()
+			} else if err = states[i].next(ctx, o.Thresholds); err != nil {
+				rep.Target = states[i].target
+			}
+			r.Err = err
+			if err != nil {
+				rep.Err = errors.New(r.errText())
+			} else {
+				rep.Target, rep.Report = states[i].target, states[i].report
+			}
+			reports[i] = rep
+			r.errw.flush()
+		})
 		// An interrupted read is no result: nothing is drawn for it.
 		return ctx.Err()
 	}
