@@ -68,9 +68,33 @@ func countWrites(t *testing.T, nc *nats.Conn) *counter {
 	return n
 }
 
-// exampleDirs are the folders of runnable configurations: every example, and
+// exampleDirs are the folders of runnable configurations of one target: every
+// example without environment blocks (envExampleDirs has those), and
 // testdata/converge, which sets every stream and consumer field to a non-default value.
 func exampleDirs(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range allExampleDirs(t) {
+		if !mayDeclareEnvironments([]string{dir}) {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// envExampleDirs are the runnable examples with environment blocks.
+func envExampleDirs(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range allExampleDirs(t) {
+		if mayDeclareEnvironments([]string{dir}) {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+func allExampleDirs(t *testing.T) []string {
 	t.Helper()
 	dirs, err := filepath.Glob("../../examples/*")
 	if err != nil {
