@@ -407,3 +407,64 @@ func (p *prefixWriter) flush() {
 		p.partial = nil
 	}
 }
+
+// samePerEnvironment serves the commands that answer from the files alone
+// (permissions, partition): it runs fn on the desired model of every selected
+// environment, or on the one model of a configuration without environments. The
+// answer may depend on an environment's values (a partition count, a JetStream
+// domain), so it is written once when every environment gives the same one, and is
+// otherwise a usage error that names which environments differ and asks for --env.
+func (f *Factory) samePerEnvironment(ctx context.Context, paths []string, what string, fn func(ef *Factory, m *model.Model, w io.Writer) error) error {
+	runs, err := f.environments(ctx, paths)
+	if err != nil {
+		return err
+	}
+	if runs == nil {
+		m, err := f.Load(ctx, paths)
+		if err != nil {
+			return err
+		}
+		return fn(f, m, f.IO.Out)
+	}
+	outs := make([]string, len(runs))
+	for i, r := range runs {
+		if r.Err == nil {
+			var b bytes.Buffer
+			r.Err = fn(r.F, r.Desired, &b)
+			outs[i] = b.String()
+		}
+		r.errw.flush()
+		r.F.Close()
+		if r.Err != nil {
+			return fmt.Errorf("environment %s: %s", r.Name(), r.errText())
+		}
+	}
+	var groups []string
+	first := map[string]int{}
+	for i, out := range outs {
+		if j, ok := first[out]; ok {
+			groups[j] += ", " + runs[i].Name()
+			continue
+		}
+		first[out] = len(groups)
+		groups = append(groups, runs[i].Name())
+	}
+	if len(groups) > 1 {
+		return usageErr("the %s differs between environments (%s): pick one with --env NAME", what, strings.Join(groups, " | "))
+	}
+	_, err = io.WriteString(f.IO.Out, outs[0])
+	return err
+}
+
+// jsDomain is the JetStream domain of the factory's target: --js-domain, else its
+// environment's js_domain.
+func (f *Factory) jsDomain() (string, error) {
+	if f.Global.Conn.JSDomain != "" || f.env == nil {
+		return f.Global.Conn.JSDomain, nil
+	}
+	d, err := f.env.Connection.JSDomain.Resolve(f.getenv)
+	if err != nil {
+		return "", fmt.Errorf("setting js_domain: %w", err)
+	}
+	return d, nil
+}

@@ -167,9 +167,8 @@ func (f *Factory) Load(ctx context.Context, paths []string) (*model.Model, error
 	return f.load(ctx, paths, false)
 }
 
-// load is Load; oneServer refuses a configuration with environment blocks, which a
-// command that reaches one server without running environments would plan against
-// the wrong server.
+// load is Load; oneServer refuses a configuration with environment blocks, which the
+// one server of the flags must never be planned against.
 func (f *Factory) load(ctx context.Context, paths []string, oneServer bool) (*model.Model, error) {
 	if f.desired != nil {
 		if f.Global.Embedded != "" && f.env != nil {
@@ -183,7 +182,9 @@ func (f *Factory) load(ctx context.Context, paths []string, oneServer bool) (*mo
 		return nil, err
 	}
 	if oneServer && len(envs) > 0 && envs[0].Env != nil {
-		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("%s declares environment blocks, which this command does not run yet: plan, drift, apply, status and import do (docs/environments.md)",
+		// The scan before loading (mayDeclareEnvironments) missed them: never plan
+		// such a configuration against the one server the flags name.
+		return nil, &exitErr{Code: exitError, Err: fmt.Errorf("%s declares environment blocks that natsplan did not find before reading the files: start each with `environment \"NAME\" {` on a line of its own (docs/environments.md)",
 			strings.Join(pathsOrDefault(paths), ", "))}
 	}
 	for _, e := range envs {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -50,6 +51,7 @@ stream stores. No server is needed.`,
 			return runPartition(c.Context(), f, o)
 		},
 	}
+	envFlag(c, f)
 	c.Flags().StringVar(&o.Mapping, "mapping", "", "the subject_mapping to use (required when the files declare several)")
 	c.RegisterFlagCompletionFunc("mapping", completeMappings)
 	formatFlag(c, &o.Format, formatText, formatJSON)
@@ -57,10 +59,16 @@ stream stores. No server is needed.`,
 }
 
 func runPartition(ctx context.Context, f *Factory, o *partitionOptions) error {
-	desired, err := f.Load(ctx, o.Paths)
-	if err != nil {
-		return err
+	if !server.IsValidLiteralSubject(o.Subject) {
+		return usageErr("%q is not a subject a producer can publish: give a literal subject, without wildcards or empty tokens", o.Subject)
 	}
+	return f.samePerEnvironment(ctx, o.Paths, "partition of "+o.Subject, func(ef *Factory, desired *model.Model, w io.Writer) error {
+		return locate(ef, desired, o, w)
+	})
+}
+
+// locate prints the partition of o.Subject under desired's mapping.
+func locate(f *Factory, desired *model.Model, o *partitionOptions, w io.Writer) error {
 	mp, err := pickMapping(desired, o.Mapping, o.Paths)
 	if err != nil {
 		return err
@@ -68,9 +76,6 @@ func runPartition(ctx context.Context, f *Factory, o *partitionOptions) error {
 	pm, err := subject.ParseMapping(mp.Source, mp.Destination, mp.Partitions, mp.Key)
 	if err != nil {
 		return fmt.Errorf("subject_mapping %s (%s) is invalid: %v; run natsplan validate", mp.Name, mp.Decl, err)
-	}
-	if !server.IsValidLiteralSubject(o.Subject) {
-		return usageErr("%q is not a subject a producer can publish: give a literal subject, without wildcards or empty tokens", o.Subject)
 	}
 	if !server.SubjectMatchesFilter(o.Subject, pm.Source) {
 		return fmt.Errorf("subject %q does not match the source %q of subject_mapping %s: the stream stores it "+
@@ -85,9 +90,9 @@ func runPartition(ctx context.Context, f *Factory, o *partitionOptions) error {
 			mp.Stream, o.Subject, st.Config.Subjects)
 	}
 	if o.Format == formatJSON {
-		return render.WriteJSON(f.IO.Out, partitionResult{o.Subject, mp.Name, p, stored})
+		return render.WriteJSON(w, partitionResult{o.Subject, mp.Name, p, stored})
 	}
-	_, err = fmt.Fprintln(f.IO.Out, p)
+	_, err = fmt.Fprintln(w, p)
 	return err
 }
 

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/permissions"
 	"github.com/natsplan/natsplan/plan/render"
 )
@@ -42,17 +44,25 @@ server is needed. With --js-domain the JetStream API subjects are those of that 
 			return runPermissions(c.Context(), f, o)
 		},
 	}
+	envFlag(c, f)
 	c.Flags().StringArrayVar(&o.Services, "service", nil, "print only this service or role (repeatable)")
 	formatFlag(c, &o.Format, formatJSON, formatNATSServer, formatNSC)
 	return c
 }
 
 func runPermissions(ctx context.Context, f *Factory, o *permissionsOptions) error {
-	desired, err := f.Load(ctx, o.Paths)
+	return f.samePerEnvironment(ctx, o.Paths, "permissions", func(ef *Factory, desired *model.Model, w io.Writer) error {
+		return derivePermissions(ef, desired, o, w)
+	})
+}
+
+// derivePermissions writes the permissions of desired's services and natsplan's roles.
+func derivePermissions(f *Factory, desired *model.Model, o *permissionsOptions, w io.Writer) error {
+	domain, err := f.jsDomain()
 	if err != nil {
 		return err
 	}
-	roles := permissions.InDomain(permissions.Derive(desired), f.Global.Conn.JSDomain)
+	roles := permissions.InDomain(permissions.Derive(desired), domain)
 	if len(o.Services) > 0 {
 		var names []string
 		for _, r := range roles {
@@ -72,9 +82,9 @@ func runPermissions(ctx context.Context, f *Factory, o *permissionsOptions) erro
 	}
 	switch o.Format {
 	case formatNATSServer:
-		return permissions.WriteServerConfig(f.IO.Out, roles)
+		return permissions.WriteServerConfig(w, roles)
 	case formatNSC:
-		return permissions.WriteNSC(f.IO.Out, roles)
+		return permissions.WriteNSC(w, roles)
 	}
-	return render.WriteJSON(f.IO.Out, permissions.Document(roles))
+	return render.WriteJSON(w, permissions.Document(roles))
 }
