@@ -137,8 +137,15 @@ type runner struct {
 	// halted is set once Stop is closed, ctx ends, the fence fails or the server stays
 	// unreachable: nothing new starts after.
 	halted bool
-	// downSince is when the connection was first seen down; zero while it is up.
+	// downSince is when the connection was first seen down (or a ping went
+	// unanswered); zero while it is up.
 	downSince time.Time
+	// silent is set when a request timed out: the server may have stopped answering
+	// on a connection that still looks up (a stalled process, a black-holed network),
+	// so nothing new is sent until it answers a ping. probe is that ping while it is
+	// out, answered within the reconnect window or the run halts.
+	silent bool
+	probe  chan error
 	// denied are the API operations the server refused to route, by operation.
 	denied     map[string]*deniedKind
 	deniedKeys []string
@@ -312,9 +319,12 @@ func (r *runner) runStep(ctx context.Context, step []int, done chan outcome) {
 // once it has been down for the whole reconnect window the run halts.
 func (r *runner) connected() bool {
 	nc := r.c.NC
-	if nc.IsConnected() {
+	if nc.IsConnected() && r.answering() {
 		r.downSince = time.Time{}
 		return true
+	}
+	if nc.IsConnected() {
+		return false // waiting for the ping's answer (or halted without one)
 	}
 	if r.downSince.IsZero() {
 		r.downSince = time.Now()
@@ -323,6 +333,41 @@ func (r *runner) connected() bool {
 		r.halt(&UnreachableError{Down: down})
 	}
 	return false
+}
+
+// answering reports whether the server answers on a connection that looks up. After
+// a request timed out it sends one ping and reports false until the pong: a server
+// that stalled would otherwise be sent every change left, each timing out with its
+// outcome unknown, and carry them all out whenever it resumes. A ping unanswered for
+// the whole reconnect window halts the run as an unreachable server does.
+func (r *runner) answering() bool {
+	if !r.silent {
+		return true
+	}
+	if r.probe == nil {
+		ch := make(chan error, 1)
+		r.probe = ch
+		nc, window := r.c.NC, r.window
+		go func() { ch <- nc.FlushTimeout(window) }()
+	}
+	select {
+	case err := <-r.probe:
+		r.probe = nil
+		switch {
+		case err == nil:
+			r.silent = false
+			return true
+		case r.c.NC.IsConnected():
+			r.halt(&UnreachableError{Down: r.window, Silent: true})
+		}
+		// The connection went down while pinging: the reconnect window decides.
+		return false
+	default:
+		if r.downSince.IsZero() {
+			r.downSince = time.Now() // so that the run polls while the ping is out
+		}
+		return false
+	}
 }
 
 // notAllowed skips change i, with everything that depends on it, when it needs an

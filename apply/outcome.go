@@ -28,9 +28,15 @@ const DefaultReconnectWindow = 10 * time.Second
 // reconnect window.
 type UnreachableError struct {
 	Down time.Duration
+	// Silent is set when the connection stayed up but the server answered nothing,
+	// not even a ping (a stalled process, a network that drops packets).
+	Silent bool
 }
 
 func (e *UnreachableError) Error() string {
+	if e.Silent {
+		return fmt.Sprintf("the server stopped answering (a request timed out, then a ping had no answer for %s)", e.Down.Round(100*time.Millisecond))
+	}
 	return fmt.Sprintf("the server is unreachable (no connection for %s)", e.Down.Round(100*time.Millisecond))
 }
 
@@ -174,7 +180,9 @@ func (r *runner) finish(o outcome) Status {
 		r.denied[op] = &deniedKind{err: pe, first: s.Address}
 		r.deniedKeys = append(r.deniedKeys, op)
 	case verdictTimedOut:
-		// Said when it is read back, or at the end if it never is.
+		// Said when it is read back, or at the end if it never is. Nothing new is
+		// sent until the server answers a ping (runner.answering).
+		r.silent = true
 		s.Status, s.Err = StatusUnknown, fmt.Errorf("no answer in time, the server may have carried it out: %w", o.err)
 		r.prog.landed(s)
 		r.prog.finished++

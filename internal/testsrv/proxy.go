@@ -20,6 +20,10 @@ type Proxy struct {
 	conns []net.Conn
 	cut   bool
 	delay atomic.Int64 // one way, in nanoseconds
+	// stall is closed while traffic flows and replaced by an open channel while
+	// the proxy holds every byte (Stall): connections stay open, nothing passes.
+	stall  chan struct{}
+	closed chan struct{}
 }
 
 // LatencyProxy forwards TCP connections to the server at url, delaying every chunk by
@@ -40,11 +44,13 @@ func StartProxy(tb testing.TB, url string, oneWay time.Duration) *Proxy {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &Proxy{URL: "nats://" + l.Addr().String()}
+	p := &Proxy{URL: "nats://" + l.Addr().String(), stall: make(chan struct{}), closed: make(chan struct{})}
+	close(p.stall)
 	p.SetDelay(oneWay)
 	var wg sync.WaitGroup
 	tb.Cleanup(func() {
 		l.Close()
+		close(p.closed)
 		p.closeAll()
 		wg.Wait()
 	})
@@ -72,8 +78,8 @@ func StartProxy(tb testing.TB, url string, oneWay time.Duration) *Proxy {
 			p.conns = append(p.conns, in, out)
 			p.mu.Unlock()
 			wg.Add(2)
-			go func() { defer wg.Done(); delayedCopy(out, in, p.oneWay) }()
-			go func() { defer wg.Done(); delayedCopy(in, out, p.oneWay) }()
+			go func() { defer wg.Done(); p.delayedCopy(out, in) }()
+			go func() { defer wg.Done(); p.delayedCopy(in, out) }()
 		}
 	}()
 	return p
@@ -83,6 +89,37 @@ func StartProxy(tb testing.TB, url string, oneWay time.Duration) *Proxy {
 func (p *Proxy) SetDelay(oneWay time.Duration) { p.delay.Store(int64(oneWay)) }
 
 func (p *Proxy) oneWay() time.Duration { return time.Duration(p.delay.Load()) }
+
+// Stall holds every byte in both directions, connections staying open, until Resume:
+// to its clients the server looks like a stopped process (SIGSTOP) or a network that
+// drops packets. What was held is delivered on Resume.
+func (p *Proxy) Stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.stall:
+		p.stall = make(chan struct{})
+	default: // already stalled
+	}
+}
+
+// Resume lets the bytes Stall held pass.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.stall:
+	default:
+		close(p.stall)
+	}
+}
+
+// flowing returns a channel that is closed while traffic may pass.
+func (p *Proxy) flowing() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stall
+}
 
 // Cut closes every proxied connection and refuses new ones until Restore: to its
 // clients the server is gone.
@@ -109,8 +146,9 @@ func (p *Proxy) closeAll() {
 	p.conns = nil
 }
 
-// delayedCopy copies src to dst, each chunk leaving d() after it arrived.
-func delayedCopy(dst io.WriteCloser, src io.ReadCloser, d func() time.Duration) {
+// delayedCopy copies src to dst, each chunk leaving the delay after it arrived, and
+// none while the proxy is stalled.
+func (p *Proxy) delayedCopy(dst io.WriteCloser, src io.ReadCloser) {
 	type chunk struct {
 		data []byte
 		at   time.Time
@@ -122,7 +160,7 @@ func delayedCopy(dst io.WriteCloser, src io.ReadCloser, d func() time.Duration) 
 		for {
 			n, err := src.Read(buf)
 			if n > 0 {
-				ch <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(d())}
+				ch <- chunk{append([]byte(nil), buf[:n]...), time.Now().Add(p.oneWay())}
 			}
 			if err != nil {
 				return
@@ -131,6 +169,10 @@ func delayedCopy(dst io.WriteCloser, src io.ReadCloser, d func() time.Duration) 
 	}()
 	for c := range ch {
 		time.Sleep(time.Until(c.at))
+		select {
+		case <-p.flowing():
+		case <-p.closed:
+		}
 		if _, err := dst.Write(c.data); err != nil {
 			break
 		}
