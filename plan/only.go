@@ -445,11 +445,20 @@ func (s *selection) filterFindings() {
 
 // cyclic reports whether the changes' dependencies form a cycle.
 func cyclic(chs []*Change) bool {
-	byAddr := map[string][]int{}
+	deps, _ := dependencies(chs)
+	_, ok := longestPaths(deps)
+	return !ok
+}
+
+// dependencies indexes the changes' DependsOn: deps[i] holds the indexes of the
+// changes change i depends on (every part of a split change), and byAddr the indexes
+// of each address.
+func dependencies(chs []*Change) (deps []map[int]bool, byAddr map[string][]int) {
+	byAddr = map[string][]int{}
 	for i, ch := range chs {
 		byAddr[ch.Address] = append(byAddr[ch.Address], i)
 	}
-	deps := make([]map[int]bool, len(chs))
+	deps = make([]map[int]bool, len(chs))
 	for i, ch := range chs {
 		deps[i] = map[int]bool{}
 		for _, a := range ch.DependsOn {
@@ -458,8 +467,7 @@ func cyclic(chs []*Change) bool {
 			}
 		}
 	}
-	_, ok := longestPaths(deps)
-	return !ok
+	return deps, byAddr
 }
 
 // compactSteps renumbers the steps of the changes, sorted by step, from 1 without gaps.

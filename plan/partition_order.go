@@ -90,18 +90,8 @@ func orderRepartition(p *Plan, desired *model.Model, mp *model.SubjectMapping) b
 // order) and sorts the changes by step. A cycle leaves the old steps in place.
 func renumber(p *Plan) {
 	chs := p.Changes
-	byAddr := map[string][]int{}
+	deps, byAddr := dependencies(chs)
 	for i, ch := range chs {
-		byAddr[ch.Address] = append(byAddr[ch.Address], i)
-	}
-	deps := make([]map[int]bool, len(chs))
-	for i, ch := range chs {
-		deps[i] = map[int]bool{}
-		for _, a := range ch.DependsOn {
-			for _, j := range byAddr[a] {
-				deps[i][j] = true
-			}
-		}
 		for _, j := range byAddr[ch.Address] {
 			if chs[j].Step < ch.Step || chs[j].Step == ch.Step && chs[j].Phase < ch.Phase {
 				deps[i][j] = true

@@ -693,21 +693,7 @@ func (e *envDecoder) tls(it item, c *model.Connection) bool {
 	if !ok {
 		return false
 	}
-	seen := map[string]hcl.Range{}
-	for _, t := range items {
-		if !slices.Contains(tlsNames, t.name) {
-			e.unknown(t, "tls", tlsNames)
-			continue
-		}
-		if first, dup := seen[t.name]; dup {
-			e.errorf(t.nameRange, "Duplicate argument", "%q is already set in this tls block at %s; set it once.", t.name, rangeString(first))
-			continue
-		}
-		seen[t.name] = t.rng
-		if t.block != nil {
-			e.errorf(t.nameRange, "Unsupported block type", "%q is an argument, not a block, in a tls block: write %s = <value>.", t.name, t.name)
-			continue
-		}
+	for _, t := range e.arguments(items, "tls", "a tls block", tlsNames) {
 		var ok bool
 		switch t.name {
 		case "cert":
@@ -737,6 +723,30 @@ func (e *envDecoder) tls(it item, c *model.Connection) bool {
 	return true
 }
 
+// arguments are the items of the nested block `block` that are known, set once and
+// written as arguments (name = value); the others are reported.
+func (e *envDecoder) arguments(items []item, block, inA string, names []string) []item {
+	var out []item
+	seen := map[string]hcl.Range{}
+	for _, t := range items {
+		if !slices.Contains(names, t.name) {
+			e.unknown(t, block, names)
+			continue
+		}
+		if first, dup := seen[t.name]; dup {
+			e.errorf(t.nameRange, "Duplicate argument", "%q is already set in this %s block at %s; set it once.", t.name, block, rangeString(first))
+			continue
+		}
+		seen[t.name] = t.rng
+		if t.block != nil {
+			e.errorf(t.nameRange, "Unsupported block type", "%q is an argument, not a block, in %s: write %s = <value>.", t.name, inA, t.name)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // expect decodes the environment's expect { server cluster domain account }.
 func (e *envDecoder) expect(it item) (*model.Expect, bool) {
 	items, ok := e.nested(it)
@@ -744,21 +754,7 @@ func (e *envDecoder) expect(it item) (*model.Expect, bool) {
 		return nil, false
 	}
 	x := &model.Expect{}
-	seen := map[string]hcl.Range{}
-	for _, t := range items {
-		if !slices.Contains(expectNames, t.name) {
-			e.unknown(t, "expect", expectNames)
-			continue
-		}
-		if first, dup := seen[t.name]; dup {
-			e.errorf(t.nameRange, "Duplicate argument", "%q is already set in this expect block at %s; set it once.", t.name, rangeString(first))
-			continue
-		}
-		seen[t.name] = t.rng
-		if t.block != nil {
-			e.errorf(t.nameRange, "Unsupported block type", "%q is an argument, not a block, in an expect block: write %s = <value>.", t.name, t.name)
-			continue
-		}
+	for _, t := range e.arguments(items, "expect", "an expect block", expectNames) {
 		if envCall(t.expr) != nil {
 			e.errorf(t.expr.Range(), "Invalid expect", "expect.%s is what the target must be, written here; env() is for connection settings.", t.name)
 			continue
