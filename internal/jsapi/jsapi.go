@@ -105,10 +105,12 @@ func (c *Client) Request(ctx context.Context, op, subject string, req, resp any)
 			return fmt.Errorf("%s: encode request: %w", op, err)
 		}
 	}
+	within := "in time"
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
+		within = "within " + c.Timeout.String()
 	}
 	msg, err := c.watched(ctx, c.Prefix+"."+subject, body, c.request)
 	if err != nil {
@@ -118,6 +120,10 @@ func (c *Client) Request(ctx context.Context, op, subject string, req, resp any)
 		if errors.Is(err, nats.ErrReconnectBufExceeded) || errors.Is(err, nats.ErrConnectionReconnecting) {
 			// With no reconnect buffer, nothing is queued while the connection is down.
 			return fmt.Errorf("%s: not sent: the connection to the server is down: %w", op, err)
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			// Say what "deadline exceeded" means here, and what to do.
+			return fmt.Errorf("%s: no answer %s (%w): the server is overloaded or stalled, or, in a cluster, has no JetStream meta leader yet (just after a restart); try again, or raise --timeout", op, within, err)
 		}
 		return fmt.Errorf("%s: %w", op, err)
 	}
