@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,16 +43,57 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the natsplan runs (not the raw floors) to `FILE`")
 	store := flag.String("store", "", "make the server's store (and the HCL files) under `DIR` (default: the system's temp dir); "+
 		"a tmpfs such as /dev/shm takes a shared disk's noise out of both sides")
+	parList := flag.String("pars", "1,4,16,64", "the raw floors' parallelisms, comma separated; each round runs each")
+	procs := flag.Bool("process", true, "also measure natsplan plan and apply and the raw floors as whole processes")
+	natsplanBin := flag.String("natsplan", "", "the natsplan binary of the whole-process runs (default: built from this module)")
+	raw := flag.String("raw", "", "run as the whole-process raw floor against -url and exit: `MODE` read or create")
+	url := flag.String("url", "", "with -raw: the server's URL")
+	rawPar := flag.Int("raw-parallelism", 64, "with -raw: requests in flight")
+	measureCmd := flag.Bool("measure", false, "run the command after -- and print its wall time and peak RSS as JSON (used by the whole-process runs)")
 	flag.Parse()
-	if err := run(*n, *rounds, *cpuprofile, *store); err != nil {
+	if *measureCmd {
+		if err := measure(flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -measure:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *raw != "" {
+		if err := rawProcess(*raw, *url, *n, *rawPar); err != nil {
+			fmt.Fprintln(os.Stderr, "bench -raw:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var pars []int
+	for _, f := range strings.Split(*parList, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 {
+			fmt.Fprintf(os.Stderr, "bench: -pars %q: want positive numbers, comma separated\n", *parList)
+			os.Exit(2)
+		}
+		pars = append(pars, p)
+	}
+	opts := runOptions{n: *n, rounds: *rounds, cpuprofile: *cpuprofile, store: *store, pars: pars, process: *procs, natsplan: *natsplanBin}
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, rounds int, cpuprofile, store string) error {
+// runOptions are the harness's flags.
+type runOptions struct {
+	n, rounds         int
+	cpuprofile, store string
+	pars              []int
+	process           bool
+	natsplan          string
+}
+
+func run(o runOptions) error {
+	n, rounds, cpuprofile, pars := o.n, o.rounds, o.cpuprofile, o.pars
 	ctx := context.Background()
-	dir, err := os.MkdirTemp(store, "natsplan-bench-")
+	dir, err := os.MkdirTemp(o.store, "natsplan-bench-")
 	if err != nil {
 		return err
 	}
@@ -71,8 +113,23 @@ func run(n, rounds int, cpuprofile, store string) error {
 	if err := writeConfig(cfgDir, n); err != nil {
 		return err
 	}
-	pars := []int{1, 4, 16, 64}
+	startLoad := loadAverage()
 	prof := profiler{base: cpuprofile}
+	var ps *processes
+	if o.process {
+		bin := o.natsplan
+		if bin == "" {
+			if bin, err = buildNatsplan(dir); err != nil {
+				return err
+			}
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		ps = &processes{natsplan: bin, self: self, url: s.ClientURL(), dir: cfgDir, n: n, par: 64, js: js}
+	}
+	var pPlan, pRead, pApply, pCreate proc
 
 	var rawCreate, rawRead time.Duration
 	var npApply, npPlan, npStatus, npWatch phases
@@ -125,6 +182,15 @@ func run(n, rounds int, cpuprofile, store string) error {
 		fmt.Fprintf(os.Stderr, "round %d: natsplan status %s; a --watch sample %s\n", r+1, first, again)
 		fmt.Fprintf(os.Stderr, "round %d: raw create %s; natsplan apply %s\n", r+1, byPar(created, pars), applied)
 		fmt.Fprintf(os.Stderr, "round %d: raw read %s; natsplan plan %s\n", r+1, byPar(read, pars), planned)
+		if ps != nil {
+			pl, rd, ap, cr, err := ps.round(ctx)
+			if err != nil {
+				return fmt.Errorf("whole processes: %w", err)
+			}
+			pPlan, pRead, pApply, pCreate = pPlan.best(pl), pRead.best(rd), pApply.best(ap), pCreate.best(cr)
+			fmt.Fprintf(os.Stderr, "round %d: processes: natsplan plan %s, raw read p%d %s; natsplan apply %s, raw create p%d %s\n",
+				r+1, pl, ps.par, rd, ap, ps.par, cr)
+		}
 		if r < rounds-1 {
 			if err := deleteAll(ctx, js, n, 64); err != nil {
 				return err
@@ -134,11 +200,19 @@ func run(n, rounds int, cpuprofile, store string) error {
 	if err := prof.err; err != nil {
 		return err
 	}
-	fmt.Printf("N = %d streams × 2 consumers, best of %d rounds, %d CPUs, %s\n\n", n, rounds, runtime.NumCPU(), runtime.Version())
+	fmt.Printf("N = %d streams × 2 consumers, best of %d rounds, %d CPUs, %s; load average %s at the start, %s at the end\n\n",
+		n, rounds, runtime.NumCPU(), runtime.Version(), startLoad, loadAverage())
 	fmt.Println("| measurement | natsplan | raw floor | ratio | target |")
 	fmt.Println("|---|---|---|---|---|")
 	fmt.Printf("| plan, no changes | %s | %s (parallelism %d) | %.2f× | ≤ 1.5× |\n", round(npPlan.total), round(rawRead), rawReadPar, ratio(npPlan.total, rawRead))
 	fmt.Printf("| apply, create | %s | %s (parallelism %d) | %.2f× | ≤ 1.3× |\n", round(npApply.total), round(rawCreate), rawCreatePar, ratio(npApply.total, rawCreate))
+	if ps != nil {
+		fmt.Println()
+		fmt.Println("| whole processes | natsplan | raw floor | ratio | target |")
+		fmt.Println("|---|---|---|---|---|")
+		fmt.Printf("| plan, no changes | %s | %s (parallelism %d) | %.2f× | ≤ 1.5× |\n", pPlan, pRead, ps.par, ratio(pPlan.took, pRead.took))
+		fmt.Printf("| apply, create (preflight included) | %s | %s (parallelism %d) | %.2f× | ≤ 1.3× |\n", pApply, pCreate, ps.par, ratio(pApply.took, pCreate.took))
+	}
 	fmt.Println()
 	fmt.Println("| status against plan | status | plan | ratio |")
 	fmt.Println("|---|---|---|---|")
@@ -416,4 +490,17 @@ func rawReadAll(ctx context.Context, js *jsapi.Client, n, par int) error {
 		err = fmt.Errorf("read %d streams and %d consumers, want %d and %d", len(names), consumers.Load(), n, 2*n)
 	}
 	return err
+}
+
+// loadAverage is the 1-, 5- and 15-minute load average, where the system tells it.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
