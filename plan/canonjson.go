@@ -37,9 +37,15 @@ const (
 // canonicalJSON returns the canonical form of in, which must be valid JSON (as
 // json.Marshal writes it), or errNotCanonical.
 func canonicalJSON(in []byte) ([]byte, error) {
+	return canonicalValue(in, canonNormal)
+}
+
+// canonicalValue is canonicalJSON of a value written where mode applies, so that a
+// document can be canonicalised one member at a time (desiredHash).
+func canonicalValue(in []byte, mode canonMode) ([]byte, error) {
 	c := canonWriter{in: in, out: make([]byte, 0, len(in))}
 	c.skipSpace()
-	if err := c.value(canonNormal); err != nil {
+	if err := c.value(mode); err != nil {
 		return nil, err
 	}
 	if c.skipSpace(); c.pos != len(in) {

@@ -2,9 +2,14 @@ package plan
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -229,16 +234,111 @@ func (c *computer) streamConfig(name string) *server.StreamConfig {
 }
 
 // desiredHash identifies the desired model: the project and every normalised config.
+// It is Hash of the document hashDoc builds, written into the hash one config at a
+// time: the whole document at once was several copies of every config's JSON in
+// memory (at 30,000 objects, most of a plan's peak heap).
 func desiredHash(project string, want map[string]server.StreamConfig, wantC map[model.ConsumerKey]server.ConsumerConfig) string {
-	doc := struct {
-		Project   string                           `json:"project"`
-		Streams   map[string]server.StreamConfig   `json:"streams"`
-		Consumers map[string]server.ConsumerConfig `json:"consumers"`
-	}{project, want, map[string]server.ConsumerConfig{}}
+	if h, ok := streamedHash(project, want, wantC); ok {
+		return h
+	}
+	return Hash(hashDoc(project, want, wantC))
+}
+
+// desiredDoc is the document desiredHash hashes.
+type desiredDoc struct {
+	Project   string                           `json:"project"`
+	Streams   map[string]server.StreamConfig   `json:"streams"`
+	Consumers map[string]server.ConsumerConfig `json:"consumers"`
+}
+
+func hashDoc(project string, want map[string]server.StreamConfig, wantC map[model.ConsumerKey]server.ConsumerConfig) desiredDoc {
+	doc := desiredDoc{project, want, make(map[string]server.ConsumerConfig, len(wantC))}
 	for k, cfg := range wantC {
 		doc.Consumers[k.String()] = cfg
 	}
-	return Hash(doc)
+	return doc
+}
+
+// streamedHash is Hash(hashDoc(...)), with the canonical JSON written member by
+// member in the order canonicalJSON sorts them. ok is false when a config's JSON is
+// not canonical byte-wise, or two consumers' keys are the same string; then Hash
+// takes its own path over the whole document.
+func streamedHash(project string, want map[string]server.StreamConfig, wantC map[model.ConsumerKey]server.ConsumerConfig) (string, bool) {
+	h := sha256.New()
+	// Keys sort "consumers" < "project" < "streams"; every key is written as
+	// json.Marshal writes a string, which is how canonicalJSON writes it back.
+	consumers := make([]keyed[model.ConsumerKey], 0, len(wantC))
+	for k := range wantC {
+		consumers = append(consumers, keyed[model.ConsumerKey]{k.String(), k})
+	}
+	streams := make([]keyed[string], 0, len(want))
+	for name := range want {
+		streams = append(streams, keyed[string]{name, name})
+	}
+	h.Write([]byte(`{"consumers":`))
+	if !streamedMembers(h, consumers, func(k model.ConsumerKey) any { return wantC[k] }) {
+		return "", false
+	}
+	h.Write([]byte(`,"project":`))
+	b, err := json.Marshal(project)
+	if err != nil {
+		return "", false
+	}
+	h.Write(b)
+	h.Write([]byte(`,"streams":`))
+	if !streamedMembers(h, streams, func(name string) any { return want[name] }) {
+		return "", false
+	}
+	h.Write([]byte(`}`))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), true
+}
+
+// keyed is a map key and the name it has in the hashed document.
+type keyed[K any] struct {
+	name string
+	key  K
+}
+
+// streamedMembers writes the canonical JSON of an object to w, member by member, in
+// the order of the members' names. As canonicalJSON does, a member named "metadata"
+// is treated as metadata: its server keys go, and so does the member when nothing is
+// left.
+func streamedMembers[K any](w io.Writer, members []keyed[K], value func(K) any) bool {
+	slices.SortFunc(members, func(a, b keyed[K]) int { return strings.Compare(a.name, b.name) })
+	w.Write([]byte{'{'})
+	first := true
+	for i, m := range members {
+		if i > 0 && members[i-1].name == m.name {
+			return false
+		}
+		b, err := json.Marshal(value(m.key))
+		if err != nil {
+			return false
+		}
+		mode := canonNormal
+		if m.name == "metadata" && len(b) > 0 && b[0] == '{' {
+			mode = canonMeta
+		}
+		if b, err = canonicalValue(b, mode); err != nil {
+			return false
+		}
+		if mode == canonMeta && string(b) == "{}" {
+			continue
+		}
+		key, err := json.Marshal(m.name)
+		if err != nil {
+			return false
+		}
+		if !first {
+			w.Write([]byte{','})
+		}
+		first = false
+		w.Write(key)
+		w.Write([]byte{':'})
+		w.Write(b)
+	}
+	w.Write([]byte{'}'})
+	return true
 }
 
 // finding records a finding.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -273,19 +274,28 @@ func (d *decoder) exprList(expr hcl.Expression, f *field, p string) (any, bool) 
 	return list, true
 }
 
-// fieldType finds the Go type behind a JSON name of t (a struct), or nil.
+// fieldType finds the Go type behind a JSON name of t (a struct), or nil. Every
+// attribute of every block asks, so the answers are kept per struct type.
 func fieldType(t reflect.Type, name string) reflect.Type {
 	if t == nil {
 		return nil
 	}
-	for i := 0; i < t.NumField(); i++ {
+	if byName, ok := fieldTypes.Load(t); ok {
+		return byName.(map[string]reflect.Type)[name]
+	}
+	byName := map[string]reflect.Type{}
+	for i := t.NumField() - 1; i >= 0; i-- { // the first field of a name wins
 		sf := t.Field(i)
-		if tagName(sf) == name {
-			return sf.Type
+		if n := tagName(sf); n != "" {
+			byName[n] = sf.Type
 		}
 	}
-	return nil
+	fieldTypes.Store(t, byName)
+	return byName[name]
 }
+
+// fieldTypes maps a struct type to its fields' types by JSON name (fieldType).
+var fieldTypes sync.Map
 
 // tagName is the JSON name of a struct field, or "" when it has none.
 func tagName(sf reflect.StructField) string {

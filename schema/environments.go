@@ -54,6 +54,7 @@ func (l *Loader) LoadEnvironments(ctx context.Context, paths []string, vars Vars
 		return nil, diags, nil
 	}
 	envs, diags, err := l.buildEnvironments(ctx, files, srcs, paths, vars, selected)
+	l.keepSourceOnly()
 	if err != nil {
 		return nil, nil, err
 	}
