@@ -188,7 +188,7 @@ func (c *computer) normaliseDesired() {
 	}
 	for name, s := range c.desired.Streams {
 		cfg := *c.inv.streamConfig(name)
-		cfg.Metadata = userMetadata(jsonStrings(c.ownership(s.Config.Metadata, s.Lifecycle)))
+		cfg.Metadata = ownedMetadata(c.ownership(s.Config.Metadata, s.Lifecycle))
 		c.want[name] = cfg
 	}
 	// mirror_direct is the origin's allow_direct, declared or live, unless the file
@@ -216,7 +216,7 @@ func (c *computer) normaliseDesired() {
 		// Of the stream, normalising a consumer reads only consumer_limits, which the
 		// ownership marks and mirror_direct of want leave as the checks have them.
 		cfg := c.inv.config(dc)
-		cfg.Metadata = userMetadata(jsonStrings(md))
+		cfg.Metadata = ownedMetadata(md)
 		c.wantC[k] = cfg
 	}
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"reflect"
 	"testing"
 
@@ -71,13 +72,15 @@ func TestNormaliseDesiredMatchesNormalizers(t *testing.T) {
 	}
 }
 
-// TestJSONStringsMatchesCloneJSON checks the shortcut against the round trip it skips.
-func TestJSONStringsMatchesCloneJSON(t *testing.T) {
+// TestOwnedMetadataMatchesCloneJSON checks the shortcut against the round trip it skips.
+func TestOwnedMetadataMatchesCloneJSON(t *testing.T) {
 	for _, md := range []map[string]string{
 		nil, {}, {"a": "b", "<&>": "\u2028é"}, {"bad\xff": "x"}, {"k": "bad\xfe"},
+		{"_nats.ver": "2.12"}, {"_nats.level": "1", "owner": "x"}, {"_nats.req.level": "0", "bad\xff": "_nats.x"},
 	} {
-		if got, want := jsonStrings(md), cloneJSON(md); !reflect.DeepEqual(got, want) {
-			t.Errorf("jsonStrings(%q) = %q, cloneJSON gives %q", md, got, want)
+		want := userMetadata(cloneJSON(md))
+		if got := ownedMetadata(maps.Clone(md)); !reflect.DeepEqual(got, want) {
+			t.Errorf("ownedMetadata(%q) = %q, the round trip gives %q", md, got, want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/json"
-	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -196,11 +195,32 @@ func userMetadata(md map[string]string) map[string]string {
 			continue
 		}
 		if out == nil {
-			out = map[string]string{}
+			out = make(map[string]string, len(md))
 		}
 		out[k] = v
 	}
 	return out
+}
+
+// ownedMetadata is userMetadata(cloneJSON(md)) for a map the caller made and gives
+// away (ownership's): the server keys are deleted from it in place, and only a map
+// with strings that are not valid UTF-8 (which the JSON round trip changes) takes the
+// round trip. One map per declared object instead of three.
+func ownedMetadata(md map[string]string) map[string]string {
+	for k, v := range md {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return userMetadata(cloneJSON(md))
+		}
+	}
+	for k := range md {
+		if strings.HasPrefix(k, model.ServerMetaPrefix) {
+			delete(md, k)
+		}
+	}
+	if len(md) == 0 {
+		return nil
+	}
+	return md
 }
 
 // cloneJSON deep-copies a config through its wire form, which is the form that matters.
@@ -214,15 +234,4 @@ func cloneJSON[T any](v T) T {
 		return v
 	}
 	return out
-}
-
-// jsonStrings is cloneJSON of a string map: a copy, in which only strings that are not
-// valid UTF-8 change (their bad bytes become U+FFFD), so valid ones skip the JSON.
-func jsonStrings(md map[string]string) map[string]string {
-	for k, v := range md {
-		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return cloneJSON(md)
-		}
-	}
-	return maps.Clone(md)
 }
