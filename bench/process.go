@@ -21,11 +21,12 @@ import (
 // proc is one whole-process run: wall time from start to exit, and peak RSS.
 type proc struct {
 	took time.Duration
-	rss  int64 // bytes
+	cpu  time.Duration // user + system
+	rss  int64         // bytes
 }
 
 func (p proc) String() string {
-	return fmt.Sprintf("%s, %s RSS", round(p.took), mib(p.rss))
+	return fmt.Sprintf("%s (CPU %s), %s RSS", round(p.took), round(p.cpu), mib(p.rss))
 }
 
 // best keeps the faster of two runs (a zero p is no run yet).
@@ -57,13 +58,14 @@ func runProc(self string, want int, name string, args ...string) (proc, error) {
 	if m.Code != want {
 		return proc{}, fmt.Errorf("%s %v: exit %d, want %d: %s", filepath.Base(name), args, m.Code, want, m.Output)
 	}
-	return proc{took: time.Duration(m.Took), rss: m.RSS}, nil
+	return proc{took: time.Duration(m.Took), cpu: time.Duration(m.CPU), rss: m.RSS}, nil
 }
 
-// measured is what -measure prints: the command's wall time in nanoseconds, its peak
-// RSS in bytes, its exit code and the start of its output.
+// measured is what -measure prints: the command's wall and CPU (user + system) time in
+// nanoseconds, its peak RSS in bytes, its exit code and the start of its output.
 type measured struct {
 	Took   int64  `json:"took"`
+	CPU    int64  `json:"cpu"`
 	RSS    int64  `json:"rss"`
 	Code   int    `json:"code"`
 	Output string `json:"output"`
@@ -91,7 +93,8 @@ func measure(args []string) error {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rss = ru.Maxrss * 1024 // kilobytes on Linux
 	}
-	return json.NewEncoder(os.Stdout).Encode(measured{Took: int64(took), RSS: rss, Code: code, Output: string(out.b)})
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return json.NewEncoder(os.Stdout).Encode(measured{Took: int64(took), CPU: int64(cpu), RSS: rss, Code: code, Output: string(out.b)})
 }
 
 // limitedBuffer keeps the first max bytes written to it, for error messages.
