@@ -2,10 +2,11 @@ package schema
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,14 +27,14 @@ type item struct {
 
 // bodyItems lists a body's attributes and blocks in source order.
 func bodyItems(body *hclsyntax.Body) []item {
-	var items []item
+	items := make([]item, 0, len(body.Attributes)+len(body.Blocks))
 	for _, a := range body.Attributes {
 		items = append(items, item{name: a.Name, nameRange: a.NameRange, rng: a.SrcRange, expr: a.Expr})
 	}
 	for _, b := range body.Blocks {
 		items = append(items, item{name: b.Type, nameRange: b.TypeRange, rng: b.Range(), block: b})
 	}
-	sort.SliceStable(items, func(i, j int) bool { return items[i].rng.Start.Byte < items[j].rng.Start.Byte })
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(a.rng.Start.Byte, b.rng.Start.Byte) })
 	return items
 }
 
@@ -80,8 +81,8 @@ func joinPath(path, name string) string {
 // the object ("" for a config, "mirror" for its mirror).
 // at is the object's block or attribute, where a missing required field is reported.
 func (d *decoder) object(items []item, spec *objectSpec, path string, at hcl.Range) map[string]any {
-	out := map[string]any{}
-	seen := map[string]seenAt{}
+	out := make(map[string]any, len(items))
+	seen := make(map[string]seenAt, len(items))
 	for _, it := range items {
 		f, ok := spec.lookup(it.name)
 		if !ok {
