@@ -2,7 +2,8 @@
 // decoded into, so plan can diff the two as values.
 //
 // Every stream and consumer of the account is read with STREAM.LIST and CONSUMER.LIST
-// (256 a page), the consumer lists of many streams concurrently. Configs are kept as
+// (256 a page), the consumer lists of many streams concurrently (DefaultParallelism),
+// each page of streams starting its consumer lists while the next page is read. Configs are kept as
 // the server stored them; plan normalises. Objects the server lists but cannot report
 // (offline, or missing from a clustered list) are recorded in Model.Offline with
 // their address (stream.<NAME> or consumer.<STREAM>.<NAME>) and the reason, and do not
