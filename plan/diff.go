@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -96,45 +95,51 @@ func decodeGeneric(b []byte) (any, error) {
 }
 
 // canonStream is the form streams are compared in: what the server ignores is gone.
+// c is the caller's copy, sharing its slices, maps and pointers: each one changed here
+// is replaced by a changed copy, never changed in place. Its JSON form is what is
+// compared, so no deeper copy is needed.
 func canonStream(c server.StreamConfig) map[string]any {
-	c = cloneJSON(c)
 	c.Metadata = userMetadata(c.Metadata)
-	sort.Strings(c.Subjects)
+	c.Subjects = sortedCopy(c.Subjects)
 	if c.Placement != nil {
-		sort.Strings(c.Placement.Tags)
+		p := *c.Placement
+		p.Tags = sortedCopy(p.Tags)
+		c.Placement = &p
 	}
 	if c.Mirror != nil {
 		// The server overwrites it with the origin's allow_direct, and forgets a
 		// mirror's duplicate_window when it restarts.
 		c.MirrorDirect, c.Duplicates = false, 0
-		utcTime(c.Mirror.OptStartTime)
+		m := *c.Mirror
+		m.OptStartTime = utcCopy(m.OptStartTime)
+		c.Mirror = &m
 	}
-	for _, s := range c.Sources {
-		if s != nil {
-			utcTime(s.OptStartTime)
+	if len(c.Sources) > 0 {
+		sources := make([]*server.StreamSource, len(c.Sources))
+		for i, s := range c.Sources {
+			if s != nil {
+				cp := *s
+				cp.OptStartTime = utcCopy(cp.OptStartTime)
+				sources[i] = &cp
+			}
 		}
+		c.Sources = sources
 	}
 	return mapOf(c)
 }
 
 // canonConsumer is the form consumers are compared in. pause_until is compared apart
-// because it is changed through the PAUSE API.
+// because it is changed through the PAUSE API. Like canonStream, it changes only
+// copies of what c shares with the caller.
 func canonConsumer(c server.ConsumerConfig, streamReplicas int) map[string]any {
-	c = cloneJSON(c)
 	c.Metadata = userMetadata(c.Metadata)
-	sort.Strings(c.FilterSubjects)
+	c.FilterSubjects = sortedCopy(c.FilterSubjects)
 	if c.Replicas == 0 {
 		c.Replicas = streamReplicas
 	}
 	c.PauseUntil = nil
-	utcTime(c.OptStartTime)
+	c.OptStartTime = utcCopy(c.OptStartTime)
 	return mapOf(c)
-}
-
-func utcTime(t *time.Time) {
-	if t != nil {
-		*t = t.UTC()
-	}
 }
 
 func mapOf(v any) map[string]any {
