@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats-server/v2/server"
 
@@ -105,11 +106,12 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 	if c.stopped() {
 		return nil, fmt.Errorf("compute plan: %w", c.err)
 	}
-	// The hash is of the configs as normalised here, taken beside the diff from copies
-	// of the maps, which the diff updates (keepUnreadableDefaults).
-	hash := make(chan string, 1)
-	want, wantC := maps.Clone(c.want), maps.Clone(c.wantC)
-	go func() { hash <- desiredHash(desired.Project, want, wantC) }()
+	// The hash is of the configs as normalised here, from copies of the maps, which
+	// the diff updates (keepUnreadableDefaults). It is computed when the plan document
+	// is first encoded (Plan.MarshalJSON): hashing every config is a large part of
+	// computing a plan, and only the document shows it.
+	want, wantC, project := maps.Clone(c.want), maps.Clone(c.wantC), desired.Project
+	c.p.hashDesired = sync.OnceValue(func() string { return desiredHash(project, want, wantC) })
 	if l := desired.Lock; l != nil {
 		c.p.Lock = &LockSpec{Project: desired.Project, Bucket: l.Bucket}
 		if l.TTL > 0 {
@@ -154,11 +156,9 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 		}
 		phase()
 	}
-	h := <-hash // not interruptible: wait for it, so that nothing outlives the call
 	if c.stopped() {
 		return nil, fmt.Errorf("compute plan: %w", c.err)
 	}
-	c.p.DesiredHash = h
 	return c.p, nil
 }
 

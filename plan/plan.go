@@ -3,6 +3,7 @@
 package plan
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/natsplan/natsplan/internal/finding"
@@ -66,6 +67,34 @@ type Plan struct {
 	LeftOut int `json:"left_out,omitempty"`
 	// Checksum is the sha256 of the document without it; set when the plan is saved.
 	Checksum string `json:"checksum,omitempty"`
+
+	// hashDesired computes DesiredHash for a plan Compute made; see FillDesiredHash.
+	hashDesired func() string
+}
+
+// FillDesiredHash sets DesiredHash, which Compute leaves to be computed when it is
+// first needed: hashing every desired config is a large part of computing a plan, and
+// only the plan document shows the hash. MarshalJSON calls it. Like every change of a
+// plan, it is not safe to call while another goroutine reads the plan.
+func (p *Plan) FillDesiredHash() {
+	if p.DesiredHash == "" && p.hashDesired != nil {
+		p.DesiredHash = p.hashDesired()
+	}
+}
+
+// MarshalJSON encodes the plan document, with its desired hash. Characters such as
+// '>' are written as they are: an encoder that escapes them (json.Marshal) escapes
+// them again, one that does not (SetEscapeHTML(false)) keeps subjects readable.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	p.FillDesiredHash()
+	type document Plan // without the method
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode((*document)(p)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Multi is the plan document of a configuration with environment blocks: one plan per

@@ -19,6 +19,7 @@ func JSON(w io.Writer, p *plan.Plan) error {
 
 // jsonPlan is p as the JSON document writes it: the format version set, empty lists [].
 func jsonPlan(p *plan.Plan) *plan.Plan {
+	p.FillDesiredHash() // on p, not only on the copy written
 	doc := *p
 	if doc.FormatVersion == "" {
 		doc.FormatVersion = plan.FormatVersion
