@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -26,18 +27,38 @@ func cli(t *testing.T, url string, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
-// counter counts JetStream API requests that change something on the server.
+// counter counts JetStream API requests that change something on the server. Read
+// it after settle.
 type counter struct {
 	atomic.Int64
-	nc *nats.Conn
+	nc   *nats.Conn
+	subs []*nats.Subscription
 }
 
-// settle waits until every request the server routed so far has reached the counter:
-// a flush on the counter's own connection is a barrier behind them.
+// settle counts every request the server routed so far: a flush on the counter's own
+// connection is a barrier behind them, and its subscriptions are synchronous, so that
+// every message before the barrier is queued, not in a callback still to run.
 func (c *counter) settle(t *testing.T) {
 	t.Helper()
 	if err := c.nc.Flush(); err != nil {
 		t.Fatal(err)
+	}
+	for _, sub := range c.subs {
+		queued, _, err := sub.Pending()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range queued {
+			m, err := sub.NextMsg(time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Sources and mirrors make the server send its own consumer requests
+			// (replies on $JSC subjects); only clients reply on inboxes.
+			if strings.HasPrefix(m.Reply, nats.InboxPrefix) {
+				c.Add(1)
+			}
+		}
 	}
 }
 
@@ -52,15 +73,11 @@ func countWrites(t *testing.T, nc *nats.Conn) *counter {
 	n := &counter{nc: nc}
 	for _, subj := range []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
 		"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.DURABLE.CREATE.>", "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.PAUSE.>"} {
-		if _, err := nc.Subscribe(subj, func(m *nats.Msg) {
-			// Sources and mirrors make the server send its own consumer requests
-			// (replies on $JSC subjects); only clients reply on inboxes.
-			if strings.HasPrefix(m.Reply, nats.InboxPrefix) {
-				n.Add(1)
-			}
-		}); err != nil {
+		sub, err := nc.SubscribeSync(subj)
+		if err != nil {
 			t.Fatal(err)
 		}
+		n.subs = append(n.subs, sub)
 	}
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
