@@ -208,6 +208,9 @@ func runStatusEnvs(ctx context.Context, f *Factory, o *statusOptions, runs []*en
 			} else if err = states[i].next(ctx, o.Thresholds); err != nil {
 				rep.Target = states[i].target
 			}
+			if err != nil && ctx.Err() != nil {
+				return // interrupted: this environment keeps its last whole sample
+			}
 			r.Err = err
 			if err != nil {
 				rep.Err = errors.New(r.errText())
@@ -267,6 +270,11 @@ func (f *Factory) watch(ctx context.Context, every time.Duration, tick func() er
 		default:
 		}
 		if err := tick(); err != nil {
+			if ctx.Err() != nil {
+				// The end came during the sample: it is dropped, and the command
+				// ends by the last whole one, as when the end comes between two.
+				return nil
+			}
 			return err
 		}
 	}
