@@ -61,6 +61,12 @@ func TestRunStopsWhenTheLockIsLost(t *testing.T) {
 	// writes drains what the watcher has queued and counts the stream and consumer
 	// writes among it.
 	writes := func() int {
+		// The apply's connection first: the server may answer a request before it
+		// has passed it on to the watcher, but it handles one connection's messages
+		// in order, so a flush of the sender's connection is the barrier.
+		if err := c.NC.Flush(); err != nil {
+			t.Fatal(err)
+		}
 		if err := watch.Flush(); err != nil {
 			t.Fatal(err)
 		}

@@ -38,9 +38,15 @@ func watch(t *testing.T, nc *nats.Conn) *inflight {
 }
 
 // max drains what was seen and returns the most requests in flight at once, and how
-// many requests were seen.
-func (w *inflight) max(t *testing.T, nc *nats.Conn) (most, requests int) {
+// many requests were seen. pub is the connection the requests were sent on: the
+// server may answer a request before it has passed the request on to nc (the API
+// handler runs first), so a flush of nc alone is no barrier; one of pub is, since the
+// server handles pub's messages in order, fan-out included.
+func (w *inflight) max(t *testing.T, pub, nc *nats.Conn) (most, requests int) {
 	t.Helper()
+	if err := pub.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +96,7 @@ func TestRunParallelism(t *testing.T) {
 			if !res.OK() {
 				t.Fatalf("counts %+v", res.Counts())
 			}
-			most, requests := w.max(t, mon)
+			most, requests := w.max(t, c.NC, mon)
 			for _, sub := range w.subs {
 				sub.Unsubscribe()
 			}

@@ -35,9 +35,11 @@ type counter struct {
 	subs []*nats.Subscription
 }
 
-// settle counts every request the server routed so far: a flush on the counter's own
-// connection is a barrier behind them, and its subscriptions are synchronous, so that
-// every message before the barrier is queued, not in a callback still to run.
+// settle counts every request the commands run so far sent: each command drains its
+// connection before it returns (so the server has passed every request it sent on to
+// the counter), a flush on the counter's own connection is then a barrier behind them,
+// and the subscriptions are synchronous, so that every message before the barrier is
+// queued, not in a callback still to run.
 func (c *counter) settle(t *testing.T) {
 	t.Helper()
 	if err := c.nc.Flush(); err != nil {
