@@ -19,6 +19,21 @@ import (
 	"github.com/natsplan/natsplan/internal/testsrv"
 )
 
+// natsplanBinary is a path that runs natsplan as its own process: the test binary
+// runs the natsplan command when called by that name (TestMain).
+func natsplanBinary(t *testing.T) string {
+	t.Helper()
+	self, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "natsplan")
+	if err := os.Symlink(self, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // cpuTicks is the CPU time a process has used, in clock ticks (/proc/PID/stat).
 func cpuTicks(pid int) (int, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -44,15 +59,7 @@ func TestInterruptExits130(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and loads a large configuration")
 	}
-	// The test binary runs the natsplan command when called by that name (TestMain).
-	self, err := filepath.Abs(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "natsplan")
-	if err := os.Symlink(self, bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := natsplanBinary(t)
 	dir := ctxtest.WriteLargeConfig(t, 8, 1500)
 	// The same configuration in two environments on the same server: loaded once,
 	// built twice, planned in parallel.

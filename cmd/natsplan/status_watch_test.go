@@ -38,14 +38,7 @@ func (s *syncBuffer) String() string {
 // is held silent by a proxy, so the sample can not finish): the sample in flight is
 // dropped, and the exit code is that of the last whole one (0: healthy), not 130.
 func TestStatusWatchInterruptedMidSample(t *testing.T) {
-	self, err := filepath.Abs(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "natsplan")
-	if err := os.Symlink(self, bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := natsplanBinary(t)
 	for _, tc := range []struct {
 		name string
 		args func(url string) ([]string, []string)
