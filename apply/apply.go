@@ -319,12 +319,12 @@ func (r *runner) runStep(ctx context.Context, step []int, done chan outcome) {
 // once it has been down for the whole reconnect window the run halts.
 func (r *runner) connected() bool {
 	nc := r.c.NC
-	if nc.IsConnected() && r.answering() {
+	if nc.IsConnected() {
+		if !r.answering() {
+			return false // waiting for the ping's answer (or halted without one)
+		}
 		r.downSince = time.Time{}
 		return true
-	}
-	if nc.IsConnected() {
-		return false // waiting for the ping's answer (or halted without one)
 	}
 	if r.downSince.IsZero() {
 		r.downSince = time.Now()
