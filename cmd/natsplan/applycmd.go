@@ -378,7 +378,8 @@ func (f *Factory) lock(ctx context.Context, spec *plan.LockSpec, wait time.Durat
 	if err != nil {
 		return nil, err
 	}
-	o := lock.Options{Bucket: spec.Bucket, Wait: wait, Domain: f.Global.Conn.JSDomain}
+	// The session's domain: the flag's, or the context's or environment's js_domain.
+	o := lock.Options{Bucket: spec.Bucket, Wait: wait, Domain: sess.Domain}
 	if spec.TTL != "" {
 		if o.TTL, err = time.ParseDuration(spec.TTL); err != nil {
 			return nil, fmt.Errorf("apply lock: bad ttl %q in the plan: %w", spec.TTL, err)

@@ -244,7 +244,10 @@ type Session struct {
 	NC  *nats.Conn
 	JS  *jsapi.Client
 	URL string
-	srv *embedded.Server
+	// Domain is the JetStream domain the session manages (--js-domain, the
+	// context's or the environment's js_domain), "" for the connection's own.
+	Domain string
+	srv    *embedded.Server
 	// closed is closed when the connection is, by nats.go's closed callback.
 	closed chan struct{}
 }
@@ -320,7 +323,7 @@ func (f *Factory) Session(ctx context.Context) (*Session, error) {
 		js.Trace = jsapi.NewTracer(f.IO.ErrOut)
 		fmt.Fprintf(f.IO.ErrOut, "--- connected to %s (server %s), JetStream API %s.>\n", connect.Redact(nc.ConnectedUrlRedacted()), nc.ConnectedServerName(), js.Prefix)
 	}
-	f.session = &Session{NC: nc, JS: js, URL: nc.ConnectedUrlRedacted(), srv: srv, closed: closed}
+	f.session = &Session{NC: nc, JS: js, URL: nc.ConnectedUrlRedacted(), Domain: domain, srv: srv, closed: closed}
 	return f.session, nil
 }
 
