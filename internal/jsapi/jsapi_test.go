@@ -267,3 +267,53 @@ func TestErrors(t *testing.T) {
 }
 
 func errorsJoin(err error) error { return errors.Join(errors.New("context"), err) }
+
+// TestDecodeReply proves the one-decode path and the fallback read the same error and
+// value from the server's own replies: into a reply type (which embeds the server's
+// ApiResponse), into a type that does not, and into one the error reply does not
+// decode into, where the server's error and not a decode error is reported.
+func TestDecodeReply(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if _, err := c.CreateStream(ctx, "S", json.RawMessage(`{"name":"S","subjects":["s.>"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	reply := func(subject string) []byte {
+		t.Helper()
+		msg, err := c.NC.Request("$JS.API."+subject, nil, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg.Data
+	}
+	found, missing := reply("STREAM.INFO.S"), reply("STREAM.INFO.NOPE")
+
+	var typed server.JSApiStreamInfoResponse
+	if err := decodeReply("info", found, &typed); err != nil || typed.StreamInfo == nil || typed.Config.Name != "S" {
+		t.Fatalf("typed success: %v %+v", err, typed.StreamInfo)
+	}
+	var plain struct {
+		Config struct{ Name string } `json:"config"`
+	}
+	if err := decodeReply("info", found, &plain); err != nil || plain.Config.Name != "S" {
+		t.Fatalf("plain success: %v %+v", err, plain)
+	}
+	if err := decodeReply("info", found, nil); err != nil {
+		t.Fatalf("nil resp: %v", err)
+	}
+
+	var typedMissing server.JSApiStreamInfoResponse
+	var wrongShape struct {
+		Error string `json:"error"` // the server sends an object: this cannot decode
+	}
+	for name, resp := range map[string]any{"typed": &typedMissing, "plain": &plain, "nil": nil, "wrong shape": &wrongShape} {
+		err := decodeReply("info", missing, resp)
+		var e *Error
+		if !errors.As(err, &e) || e.ErrCode != codeStreamNotFound || e.Code != 404 || e.Op != "info" || !IsNotFound(err) {
+			t.Errorf("%s: error reply gave %#v", name, err)
+		}
+	}
+	if err := decodeReply("info", []byte(`{"config":`), &typed); err == nil || !strings.Contains(err.Error(), "info: decode reply") {
+		t.Errorf("truncated reply: %v", err)
+	}
+}
