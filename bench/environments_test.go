@@ -25,7 +25,10 @@ import (
 // The servers run in the benchmark's process, so on one machine their work competes
 // with natsplan's for the same cores, which real remote servers do not. Each case runs
 // with the servers reached directly and through proxies that delay each direction by
-// 1ms (servers in the same region) and by 5ms (another region).
+// 1ms (servers in the same region) and by 5ms (another region). Each round also runs
+// the raw floor the same way: three independent raw readers (the harness's -raw read,
+// one process per server, all at once) against one, so the report shows how much of
+// the ratio the servers and the shared cores impose on any reader.
 //
 //	go test ./bench -run '^$' -bench Environments -benchtime 3x            # N = 1,000
 //	NATSPLAN_BENCH_N=200 go test ./bench -run '^$' -bench Environments -benchtime 3x
@@ -39,6 +42,10 @@ func BenchmarkEnvironments(b *testing.B) {
 		}
 	}
 	bin, err := buildNatsplan(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	harness, err := buildHarness(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,7 +86,7 @@ func BenchmarkEnvironments(b *testing.B) {
 				}
 				env[fmt.Sprintf("E%d_URL", i)] = u
 			}
-			var best3, best1 proc
+			var best3, best1, floor3, floor1 proc
 			for b.Loop() {
 				p3, err := timedRun(bin, home, env, "plan", "--detailed-exitcode", multi)
 				if err != nil {
@@ -89,7 +96,16 @@ func BenchmarkEnvironments(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				f3, err := rawReaders(harness, home, n, env, envs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f1, err := rawReaders(harness, home, n, env, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
 				best3, best1 = best3.best(p3), best1.best(p1)
+				floor3, floor1 = floor3.best(f3), floor1.best(f1)
 			}
 			b.ReportMetric(float64(best3.took.Milliseconds()), "ms-3-envs")
 			b.ReportMetric(float64(best1.took.Milliseconds()), "ms-1-env")
@@ -98,6 +114,12 @@ func BenchmarkEnvironments(b *testing.B) {
 			// on the same cores, a ratio near 3 means the run was bound by CPU.
 			b.ReportMetric(float64(best3.cpu.Milliseconds()), "cpu-ms-3-envs")
 			b.ReportMetric(float64(best1.cpu.Milliseconds()), "cpu-ms-1-env")
+			// The same ratio for the raw floor: independent raw readers of the same
+			// servers, one per environment, all at once, against one. What the
+			// servers' own work on shared cores costs shows here too.
+			b.ReportMetric(float64(floor3.took)/float64(floor1.took), "floor-ratio")
+			b.ReportMetric(float64(floor3.took.Milliseconds()), "floor-ms-3-envs")
+			b.ReportMetric(float64(floor1.took.Milliseconds()), "floor-ms-1-env")
 		})
 	}
 }
@@ -135,4 +157,31 @@ func timedRun(bin, home string, env map[string]string, args ...string) (proc, er
 		return proc{}, fmt.Errorf("natsplan %s: %v\n%s", strings.Join(args, " "), err, out.Bytes())
 	}
 	return proc{took: took, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}, nil
+}
+
+// rawReaders runs k raw readers at once, the harness's -raw read as processes of
+// their own at parallelism 64, reader i reading environment i's server (E<i>_URL in
+// env), and returns the wall time until the last one ended and their CPU time summed.
+func rawReaders(harness, home string, n int, env map[string]string, k int) (proc, error) {
+	cmds := make([]*exec.Cmd, k)
+	outs := make([]*bytes.Buffer, k)
+	start := time.Now()
+	for i := range k {
+		cmds[i] = command(harness, home, nil, "-raw", "read", "-url", env[fmt.Sprintf("E%d_URL", i)], "-n", strconv.Itoa(n))
+		outs[i] = &bytes.Buffer{}
+		cmds[i].Stdout, cmds[i].Stderr = outs[i], outs[i]
+		if err := cmds[i].Start(); err != nil {
+			return proc{}, err
+		}
+	}
+	var p proc
+	var failed error
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil && failed == nil {
+			failed = fmt.Errorf("raw read of environment %d: %v\n%s", i, err, outs[i].Bytes())
+		}
+		p.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	p.took = time.Since(start)
+	return p, failed
 }

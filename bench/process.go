@@ -113,11 +113,21 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 // buildNatsplan builds the natsplan command into dir, from the module this harness
 // belongs to.
 func buildNatsplan(dir string) (string, error) {
-	bin := filepath.Join(dir, "natsplan")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/natsplan/natsplan/cmd/natsplan")
+	return build(dir, "natsplan", "github.com/natsplan/natsplan/cmd/natsplan")
+}
+
+// buildHarness builds this harness into dir, for its -raw modes run as processes of
+// their own from a benchmark.
+func buildHarness(dir string) (string, error) {
+	return build(dir, "bench", "github.com/natsplan/natsplan/bench")
+}
+
+func build(dir, name, pkg string) (string, error) {
+	bin := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build natsplan: %w", err)
+		return "", fmt.Errorf("build %s: %w", name, err)
 	}
 	return bin, nil
 }
