@@ -193,7 +193,7 @@ func consumerReplicas(n, stream int, retention server.RetentionPolicy) *server.A
 // update is checked against them). This is what the target holds when apply starts.
 // They are recreated as live configs the server already accepted, without pedantic
 // mode, so the order among them does not matter.
-func (r *run) restoreLive(p *plan.Plan) error {
+func (r *run) restoreLive(p *plan.Plan, part []int) error {
 	need := map[string]bool{}
 	var want func(name string)
 	want = func(name string) {
@@ -206,7 +206,8 @@ func (r *run) restoreLive(p *plan.Plan) error {
 			want(o)
 		}
 	}
-	for _, ch := range p.Changes {
+	for _, i := range part {
+		ch := p.Changes[i]
 		if ch.Action == plan.ActDelete || r.errored[ch.Address] || ch.Blocked != "" {
 			continue
 		}

@@ -37,21 +37,18 @@ type Result struct {
 	Checked int
 	// Unchecked names changes that could not be checked, with why.
 	Unchecked []string
-	// Startup is how long the private server took to start; zero when the plan had
-	// nothing to check and none was started.
+	// Startup is how long the private servers took to start (one, or one per part of
+	// a large plan); zero when the plan had nothing to check and none was started.
 	Startup time.Duration
 }
 
 // needed reports whether p has a create or an update to check (blocked ones are not
 // sent). A plan without one must not pay for a server.
-func needed(p *plan.Plan) bool {
-	for _, ch := range p.Changes {
-		if ch.Action != plan.ActDelete && ch.Blocked == "" {
-			return true
-		}
-	}
-	return false
-}
+func needed(p *plan.Plan) bool { return slices.ContainsFunc(p.Changes, sendable) }
+
+// sendable reports whether a change is one the check sends: a create or an update that
+// apply would send.
+func sendable(ch *plan.Change) bool { return ch.Action != plan.ActDelete && ch.Blocked == "" }
 
 // knownRefusals returns the addresses whose changes already carry an error finding that
 // says what the server itself would answer: a field change it refuses (NP303), a value it
@@ -81,32 +78,45 @@ const Parallelism = 16
 
 // Check sends every create and update of p to a private server, in plan order, and
 // reports the refusals. desired gives the source ranges; live the configs to recreate.
-// Changes whose error findings already say what the server would answer are not sent. The private server is
-// stopped and its store removed before Check returns.
+// Changes whose error findings already say what the server would answer are not sent.
+// A large plan is checked in parts, each in a private server of its own (chunks). Every
+// private server is stopped and its store removed before Check returns.
 func Check(ctx context.Context, p *plan.Plan, desired, live *model.Model) (*Result, error) {
 	res := &Result{Findings: Contradictions(desired, live)}
 	if !needed(p) {
 		return res, nil
 	}
+	errored, at := knownRefusals(p), map[*finding.Finding]int{}
+	for _, part := range chunks(p, live) {
+		if err := checkPart(ctx, p, part, desired, live, res, errored, at); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortStableFunc(res.Findings, func(a, b *finding.Finding) int { return at[a] - at[b] })
+	slices.Sort(res.Unchecked)
+	return res, nil
+}
+
+// checkPart checks the changes of p at the indices part in a private server of its own,
+// adding to res and at.
+func checkPart(ctx context.Context, p *plan.Plan, part []int, desired, live *model.Model, res *Result, errored map[string]bool, at map[*finding.Finding]int) error {
+	if !slices.ContainsFunc(part, func(i int) bool { return sendable(p.Changes[i]) }) {
+		return nil
+	}
 	start := time.Now()
 	sh, err := startShadow(ctx, desired.ServerLimits.Options())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer sh.stop()
-	res.Startup = time.Since(start)
+	res.Startup += time.Since(start)
 	r := &run{ctx: ctx, sh: sh, desired: desired, live: live, res: res,
 		present: map[string]bool{}, replicas: map[string]int{}, retention: map[string]server.RetentionPolicy{},
-		errored: knownRefusals(p), at: map[*finding.Finding]int{}}
-	if err := r.restoreLive(p); err != nil {
-		return nil, err
+		errored: errored, at: at}
+	if err := r.restoreLive(p, part); err != nil {
+		return err
 	}
-	if err := r.runSteps(p); err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(res.Findings, func(a, b *finding.Finding) int { return r.at[a] - r.at[b] })
-	slices.Sort(res.Unchecked)
-	return res, nil
+	return r.runSteps(p, part)
 }
 
 // run is one Check. Changes run concurrently; mu guards everything below it.
@@ -164,12 +174,13 @@ func (r *run) found(i int, f *finding.Finding) {
 	r.mu.Unlock()
 }
 
-// runSteps sends the changes step by step; within a step up to Parallelism at once,
-// each after the changes of its step it depends on.
-func (r *run) runSteps(p *plan.Plan) error {
+// runSteps sends the changes of p at the indices part step by step; within a step up
+// to Parallelism at once, each after the changes of its step it depends on.
+func (r *run) runSteps(p *plan.Plan, part []int) error {
 	var steps []int
 	byStep := map[int][]int{}
-	for i, ch := range p.Changes {
+	for _, i := range part {
+		ch := p.Changes[i]
 		if _, ok := byStep[ch.Step]; !ok {
 			steps = append(steps, ch.Step)
 		}

@@ -189,7 +189,7 @@ func BenchmarkShadowStart(b *testing.B) {
 // BenchmarkCheck measures a check of N stream creates with two consumers each, the
 // shape of bench/'s plans.
 func BenchmarkCheck(b *testing.B) {
-	for _, n := range []int{100, 1000} {
+	for _, n := range []int{100, 1000, 4000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.Setenv("TMPDIR", b.TempDir())
 			desired := model.New()
