@@ -3,12 +3,16 @@ package schema
 import (
 	"bytes"
 	"cmp"
+	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -309,7 +313,184 @@ func tagName(sf reflect.StructField) string {
 }
 
 // fromJSON decodes the JSON of m into dst strictly, as the server does.
+//
+// The values that encoding/json could only decode one way (a string, bool or whole
+// number into a field of that kind, a list of strings, a map of strings, a string
+// into a field with its own UnmarshalJSON) are set directly; the rest of m goes
+// through JSON. When anything fails, dst is put back as it was and all of m goes
+// through JSON, so that the error, and what is left decoded, are JSON's.
 func fromJSON(m map[string]any, dst any) error {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fromJSONOnly(m, dst)
+	}
+	v := rv.Elem()
+	names := jsonFields(v.Type())
+	if names == nil {
+		return fromJSONOnly(m, dst)
+	}
+	saved := reflect.New(v.Type()).Elem()
+	saved.Set(v)
+	var rest map[string]any
+	for k, x := range m {
+		i, ok := names[k]
+		if !ok || !assignDirect(v.Field(i), x) {
+			if rest == nil {
+				rest = make(map[string]any, len(m))
+			}
+			rest[k] = x
+		}
+	}
+	if rest == nil {
+		return nil
+	}
+	if fromJSONOnly(rest, dst) == nil {
+		return nil
+	}
+	v.Set(saved)
+	return fromJSONOnly(m, dst)
+}
+
+// jsonFields maps the JSON names of t's fields that fromJSON may set directly to
+// their indexes, or is nil when t has an embedded field (whose promoted fields
+// encoding/json matches by rules fromJSON does not repeat). A name two fields share,
+// or with the ",string" option, is left out: JSON decodes those.
+func jsonFields(t reflect.Type) map[string]int {
+	if byName, ok := jsonFieldIndexes.Load(t); ok {
+		return byName.(map[string]int)
+	}
+	byName := map[string]int{}
+	twice := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			byName = nil
+			break
+		}
+		tag, ok := sf.Tag.Lookup("json")
+		if !ok || !sf.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" || name == "-" && opts == "" || slices.Contains(strings.Split(opts, ","), "string") {
+			twice[name] = true
+			continue
+		}
+		if _, dup := byName[name]; dup {
+			twice[name] = true
+		}
+		byName[name] = i
+	}
+	for name := range twice {
+		delete(byName, name)
+	}
+	jsonFieldIndexes.Store(t, byName)
+	return byName
+}
+
+// jsonFieldIndexes caches jsonFields by struct type.
+var jsonFieldIndexes sync.Map
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	stringSlice     = reflect.TypeFor[[]string]()
+	stringMap       = reflect.TypeFor[map[string]string]()
+	jsonNumber      = reflect.TypeFor[json.Number]() // a string JSON checks is a number
+)
+
+// assignDirect sets f to x as encoding/json would decode x's JSON into f, when that
+// cannot fail and is done without JSON, and reports whether it did. f is left as it
+// was when it reports false.
+func assignDirect(f reflect.Value, x any) bool {
+	t := f.Type()
+	pt := reflect.PointerTo(t)
+	if pt.Implements(jsonUnmarshaler) {
+		s, ok := x.(string)
+		if !ok {
+			return false
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return false
+		}
+		old := reflect.New(t).Elem()
+		old.Set(f)
+		if err := f.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b); err != nil {
+			f.Set(old)
+			return false
+		}
+		return true
+	}
+	if pt.Implements(textUnmarshaler) {
+		return false
+	}
+	switch x := x.(type) {
+	case string:
+		if t.Kind() != reflect.String || t == jsonNumber || !utf8.ValidString(x) {
+			return false
+		}
+		f.SetString(x)
+	case bool:
+		if t.Kind() != reflect.Bool {
+			return false
+		}
+		f.SetBool(x)
+	case int64:
+		return setInt(f, x)
+	case uint64:
+		if x > math.MaxInt64 {
+			if !f.CanUint() || f.OverflowUint(x) {
+				return false
+			}
+			f.SetUint(x)
+			return true
+		}
+		return setInt(f, int64(x))
+	case []any:
+		if t != stringSlice || !f.IsNil() {
+			return false
+		}
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok || !utf8.ValidString(s) {
+				return false
+			}
+			out[i] = s
+		}
+		f.Set(reflect.ValueOf(out))
+	case map[string]string:
+		if t != stringMap || !f.IsNil() {
+			return false
+		}
+		for k, s := range x {
+			if !utf8.ValidString(k) || !utf8.ValidString(s) {
+				return false
+			}
+		}
+		f.Set(reflect.ValueOf(maps.Clone(x)))
+	default:
+		return false
+	}
+	return true
+}
+
+// setInt sets f, a field of a whole-number kind, to n when n fits it.
+func setInt(f reflect.Value, n int64) bool {
+	switch {
+	case f.CanInt() && !f.OverflowInt(n):
+		f.SetInt(n)
+	case f.CanUint() && n >= 0 && !f.OverflowUint(uint64(n)):
+		f.SetUint(uint64(n))
+	default:
+		return false
+	}
+	return true
+}
+
+// fromJSONOnly decodes the JSON of m into dst strictly, as the server does.
+func fromJSONOnly(m map[string]any, dst any) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode config: %w", err)
