@@ -1,0 +1,135 @@
+package schema
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// TestFromJSONAsJSON decodes every block of the example files with fromJSON and with
+// JSON alone and wants the same values and errors: fromJSON sets some fields without
+// JSON, and must set them as JSON does.
+func TestFromJSONAsJSON(t *testing.T) {
+	t.Parallel()
+	kinds := map[string]struct {
+		spec *objectSpec
+		typ  reflect.Type
+	}{
+		"natsplan":        {natsplanSpec(), reflect.TypeFor[natsplanJSON]()},
+		"stream":          {streamSpec().with(lifecycleSpec(false)), reflect.TypeFor[server.StreamConfig]()},
+		"consumer":        {consumerSpec().with(lifecycleSpec(true), deadLetterSpec()), reflect.TypeFor[server.ConsumerConfig]()},
+		"kv":              {kvSpec(), reflect.TypeFor[bucketJSON]()},
+		"object_store":    {objectStoreSpec(), reflect.TypeFor[bucketJSON]()},
+		"subject_mapping": {mappingSpec(), reflect.TypeFor[mappingJSON]()},
+		"consumer_group":  {groupSpec(), reflect.TypeFor[groupJSON]()},
+	}
+	ctx := &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{
+		"var": cty.ObjectVal(map[string]cty.Value{"replicas": cty.NumberIntVal(3)})}}
+	decoded := 0
+	for _, name := range []string{"testdata/all_fields.hcl", "testdata/design.hcl"} {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inline := inlineBodies{}
+		f, diags := parseConfig(src, name, inline, true)
+		if diags.HasErrors() {
+			t.Fatalf("parse %s: %s", name, diags)
+		}
+		for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+			k, ok := kinds[b.Type]
+			if !ok {
+				continue
+			}
+			d := newDecoder(ctx, inline)
+			out := d.object(d.blockItems(b), k.spec, "", b.DefRange())
+			if d.hasErrors() {
+				t.Fatalf("%s %v: %s", b.Type, b.Labels, d.diags)
+			}
+			// As decoded, with nested objects and natsplan's own blocks, which the
+			// server's types refuse (unknown fields); then each nested object alone.
+			cases := []map[string]any{out}
+			for k, v := range out {
+				if nested, ok := v.(map[string]any); ok {
+					cases = append(cases, nested)
+					without := maps.Clone(out)
+					delete(without, k)
+					cases = append(cases, without)
+				}
+			}
+			for _, m := range cases {
+				for _, typ := range []reflect.Type{k.typ, reflect.TypeFor[lifecycleJSON](), reflect.TypeFor[deadLetterJSON](), reflect.TypeFor[server.Placement](),
+					reflect.TypeFor[server.StreamSource](), reflect.TypeFor[server.RePublish](), reflect.TypeFor[server.StreamConsumerLimits](), reflect.TypeFor[workersJSON]()} {
+					direct, viaJSON := reflect.New(typ), reflect.New(typ)
+					errDirect, errJSON := fromJSON(maps.Clone(m), direct.Interface()), fromJSONOnly(maps.Clone(m), viaJSON.Interface())
+					if (errDirect == nil) != (errJSON == nil) || errDirect != nil && errDirect.Error() != errJSON.Error() {
+						t.Errorf("%s %v into %s: error %v, JSON's %v", b.Type, b.Labels, typ, errDirect, errJSON)
+					}
+					if !reflect.DeepEqual(direct.Interface(), viaJSON.Interface()) {
+						got, _ := json.Marshal(direct.Interface())
+						want, _ := json.Marshal(viaJSON.Interface())
+						t.Errorf("%s %v into %s:\n got %s\nwant %s", b.Type, b.Labels, typ, got, want)
+					}
+					decoded++
+				}
+			}
+		}
+	}
+	if decoded < 100 {
+		t.Fatalf("%d decodes compared", decoded)
+	}
+}
+
+// TestAssignDirect checks the values fromJSON leaves to JSON: out of range, of
+// another kind, or not valid UTF-8 (which JSON replaces).
+func TestAssignDirect(t *testing.T) {
+	t.Parallel()
+	type dst struct {
+		I32    int32             `json:"i32"`
+		U      uint64            `json:"u"`
+		S      string            `json:"s"`
+		N      json.Number       `json:"n"`
+		F      float64           `json:"f"`
+		Ack    server.AckPolicy  `json:"ack"`
+		L      []string          `json:"l"`
+		M      map[string]string `json:"m"`
+		Quoted int               `json:"q,string"`
+	}
+	for _, m := range []map[string]any{
+		{"i32": int64(1 << 40)},
+		{"i32": int64(-5), "u": int64(7), "s": "x", "l": []any{"a"}, "m": map[string]string{"k": "v"}, "ack": "all"},
+		{"u": int64(-1)},
+		{"u": uint64(1 << 63)},
+		{"i32": uint64(1 << 63)},
+		{"s": "bad \xff utf-8"},
+		{"l": []any{"ok", "\xfe"}},
+		{"l": []any{}},
+		{"m": map[string]string{}},
+		{"m": map[string]string{"\xff": "v"}},
+		{"n": "12"},
+		{"n": "twelve"},
+		{"f": int64(3)},
+		{"ack": "sometimes", "s": "set"},
+		{"ack": true},
+		{"q": "5"},
+		{"q": int64(5)},
+		{"unknown": "x", "s": "set"},
+		{"s": int64(1), "i32": int64(2)},
+	} {
+		var direct, viaJSON dst
+		errDirect, errJSON := fromJSON(maps.Clone(m), &direct), fromJSONOnly(maps.Clone(m), &viaJSON)
+		if (errDirect == nil) != (errJSON == nil) || errDirect != nil && errDirect.Error() != errJSON.Error() {
+			t.Errorf("%v: error %v, JSON's %v", m, errDirect, errJSON)
+		}
+		if !reflect.DeepEqual(direct, viaJSON) {
+			t.Errorf("%v:\n got %+v\nwant %+v", m, direct, viaJSON)
+		}
+	}
+}
