@@ -356,10 +356,22 @@ func (l *Loader) parse(ctx context.Context, files []string, srcs [][]byte) (*par
 // env (nil: no environment) and in. It only reads p, so several decodes of one p may
 // run at once; var-files it reads are added to files, which must then be its own.
 func decode(ctx context.Context, p *parsedConfig, in Vars, env *envBlock, files map[string]*hcl.File) (*model.Model, hcl.Diagnostics) {
-	st := &loadState{m: model.New(), declared: map[string]hcl.Range{}, inline: p.inline,
+	// The maps every block adds to are sized for the blocks, not grown as they come.
+	st := &loadState{m: model.New(), declared: make(map[string]hcl.Range, len(p.objects)), inline: p.inline,
 		ctx:          &hcl.EvalContext{Functions: functions(), Variables: map[string]cty.Value{}},
 		streamSpec:   streamSpec().with(lifecycleSpec(false)),
 		consumerSpec: consumerSpec().with(lifecycleSpec(true), deadLetterSpec())}
+	var streams, consumers int
+	for _, b := range p.objects {
+		switch b.Type {
+		case "stream":
+			streams++
+		case "consumer":
+			consumers++
+		}
+	}
+	st.m.Streams = make(map[string]*model.Stream, streams)
+	st.m.Consumers = make(map[model.ConsumerKey]*model.Consumer, consumers)
 	st.m.Files = slices.Clone(p.files) // each model its own: a caller may append
 	var envVals []envValue
 	if env != nil {
