@@ -325,8 +325,8 @@ func fromJSON(m map[string]any, dst any) error {
 		return fromJSONOnly(m, dst)
 	}
 	v := rv.Elem()
-	names := jsonFields(v.Type())
-	if names == nil {
+	fields := jsonFields(v.Type())
+	if fields == nil {
 		return fromJSONOnly(m, dst)
 	}
 	// Put back by zeroing when it was zero, as it is for every caller: a copy of a
@@ -338,8 +338,8 @@ func fromJSON(m map[string]any, dst any) error {
 	}
 	var rest map[string]any
 	for k, x := range m {
-		i, ok := names[k]
-		if !ok || !assignDirect(v.Field(i), x) {
+		f, ok := fields[k]
+		if !ok || !f.assign(v.Field(f.index), x) {
 			if rest == nil {
 				rest = make(map[string]any, len(m))
 			}
@@ -360,15 +360,23 @@ func fromJSON(m map[string]any, dst any) error {
 	return fromJSONOnly(m, dst)
 }
 
+// jsonField is a field of a struct that fromJSON may set directly.
+type jsonField struct {
+	index int
+	// unmarshaler is whether the field has its own UnmarshalJSON, text whether it has
+	// UnmarshalText (and not UnmarshalJSON), which JSON then uses for strings.
+	unmarshaler, text bool
+}
+
 // jsonFields maps the JSON names of t's fields that fromJSON may set directly to
-// their indexes, or is nil when t has an embedded field (whose promoted fields
-// encoding/json matches by rules fromJSON does not repeat). A name two fields share,
-// or with the ",string" option, is left out: JSON decodes those.
-func jsonFields(t reflect.Type) map[string]int {
+// them, or is nil when t has an embedded field (whose promoted fields encoding/json
+// matches by rules fromJSON does not repeat). A name two fields share, or with the
+// ",string" option, is left out: JSON decodes those.
+func jsonFields(t reflect.Type) map[string]jsonField {
 	if byName, ok := jsonFieldIndexes.Load(t); ok {
-		return byName.(map[string]int)
+		return byName.(map[string]jsonField)
 	}
-	byName := map[string]int{}
+	byName := map[string]jsonField{}
 	twice := map[string]bool{}
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -388,7 +396,9 @@ func jsonFields(t reflect.Type) map[string]int {
 		if _, dup := byName[name]; dup {
 			twice[name] = true
 		}
-		byName[name] = i
+		pt := reflect.PointerTo(sf.Type)
+		u := pt.Implements(jsonUnmarshaler)
+		byName[name] = jsonField{index: i, unmarshaler: u, text: !u && pt.Implements(textUnmarshaler)}
 	}
 	for name := range twice {
 		delete(byName, name)
@@ -408,26 +418,25 @@ var (
 	jsonNumber      = reflect.TypeFor[json.Number]() // a string JSON checks is a number
 )
 
-// assignDirect sets f to x as encoding/json would decode x's JSON into f, when that
+// assign sets f to x as encoding/json would decode x's JSON into f, when that
 // cannot fail and is done without JSON, and reports whether it did. When it reports
 // false, x is left to JSON, which sets f (a field with its own UnmarshalJSON may have
 // been written to).
-func assignDirect(f reflect.Value, x any) bool {
+func (jf jsonField) assign(f reflect.Value, x any) bool {
 	t := f.Type()
-	pt := reflect.PointerTo(t)
-	if pt.Implements(jsonUnmarshaler) {
+	if jf.unmarshaler {
 		s, ok := x.(string)
 		if !ok {
 			return false
 		}
-		b, err := json.Marshal(s)
+		b, err := quoteJSON(s)
 		if err != nil {
 			return false
 		}
 		// On an error JSON decodes x into f again, and fromJSON then puts dst back.
 		return f.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b) == nil
 	}
-	if pt.Implements(textUnmarshaler) {
+	if jf.text {
 		return false
 	}
 	switch x := x.(type) {
@@ -479,6 +488,21 @@ func assignDirect(f reflect.Value, x any) bool {
 		return false
 	}
 	return true
+}
+
+// quoteJSON is json.Marshal(s), without its work when s is plain ASCII that JSON
+// writes as it is (no quote, backslash, control character, or <, > and &, which it
+// escapes for HTML).
+func quoteJSON(s string) ([]byte, error) {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return json.Marshal(s)
+		}
+	}
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), nil
 }
 
 // setInt sets f, a field of a whole-number kind, to n when n fits it.

@@ -133,3 +133,15 @@ func TestAssignDirect(t *testing.T) {
 		}
 	}
 }
+
+// TestQuoteJSON wants json.Marshal's bytes for every string.
+func TestQuoteJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"", "explicit", "a b~", `q"uote`, `back\slash`, "<html>", "a&b", "tab\t", "nul\x00", "del\x7f", "é", "\u2028", "bad\xff"} {
+		got, err := quoteJSON(s)
+		want, wantErr := json.Marshal(s)
+		if string(got) != string(want) || (err == nil) != (wantErr == nil) {
+			t.Errorf("quoteJSON(%q) = %s, %v; json.Marshal: %s, %v", s, got, err, want, wantErr)
+		}
+	}
+}
