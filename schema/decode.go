@@ -193,9 +193,27 @@ func (d *decoder) attrValue(it item, f *field, spec *objectSpec, p string) (any,
 
 // eval evaluates expr; unknown or null values count as not set.
 func (d *decoder) eval(expr hcl.Expression) (cty.Value, bool) {
+	if v, ok := quotedValue(expr); ok {
+		return v, true
+	}
 	v, diags := expr.Value(d.ctx)
 	d.diags = append(d.diags, diags...)
 	if diags.HasErrors() || !v.IsWhollyKnown() || v.IsNull() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+// quotedValue is the value of a quoted string without interpolations ("1h"), which
+// is the value of its one literal part; Value would copy it through a buffer. Strings
+// are most of what blocks hold.
+func quotedValue(expr hcl.Expression) (cty.Value, bool) {
+	t, ok := expr.(*hclsyntax.TemplateExpr)
+	if !ok || !t.IsStringLiteral() {
+		return cty.NilVal, false
+	}
+	v := t.Parts[0].(*hclsyntax.LiteralValueExpr).Val
+	if v.Type() != cty.String || !v.IsKnown() || v.IsNull() || v.IsMarked() {
 		return cty.NilVal, false
 	}
 	return v, true

@@ -145,3 +145,29 @@ func TestQuoteJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedValue wants the value Value gives for every quoted string quotedValue
+// answers, and no answer for templates.
+func TestQuotedValue(t *testing.T) {
+	t.Parallel()
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{"x": cty.StringVal("y")})}}
+	for src, literal := range map[string]bool{`"1h"`: true, `""`: true, `"e\u0301"`: true, `"a\nb"`: true, `"$${x}"`: true,
+		`"${var.x}"`: false, `"a${var.x}"`: false, `"${"a"}"`: false, `1`: false, `true`: false, `var.x`: false, `<<EOT
+heredoc
+EOT
+`: true} {
+		expr, diags := hclsyntax.ParseExpression([]byte(src), "t.hcl", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatalf("%s: %s", src, diags)
+		}
+		got, ok := quotedValue(expr)
+		if ok != literal {
+			t.Errorf("%s: literal %v, want %v", src, ok, literal)
+			continue
+		}
+		want, diags := expr.Value(ctx)
+		if ok && (diags.HasErrors() || !got.RawEquals(want)) {
+			t.Errorf("%s: %#v, Value gives %#v", src, got, want)
+		}
+	}
+}
