@@ -140,11 +140,26 @@ func (d *decoder) whole(v cty.Value, name string, goType reflect.Type, r hcl.Ran
 // int64 or uint64. It compares before converting: a literal like 1e99999999 must not
 // be expanded into a huge integer.
 func (d *decoder) inRange(n *big.Float, name string, goType reflect.Type, r hcl.Range) (any, bool) {
-	lo, hi := big.NewFloat(math.MinInt64), new(big.Float).SetUint64(math.MaxInt64)
 	k := reflect.Int
 	if goType != nil {
 		k = goType.Kind()
 	}
+	// Most numbers are an int64 within the range, which needs no big bounds.
+	if i, acc := n.Int64(); acc == big.Exact {
+		switch k {
+		case reflect.Int32:
+			if i >= math.MinInt32 && i <= math.MaxInt32 {
+				return i, true
+			}
+		case reflect.Uint64, reflect.Uint:
+			if i >= 0 {
+				return i, true
+			}
+		default:
+			return i, true
+		}
+	}
+	lo, hi := big.NewFloat(math.MinInt64), new(big.Float).SetUint64(math.MaxInt64)
 	switch k {
 	case reflect.Int32:
 		lo, hi = big.NewFloat(math.MinInt32), big.NewFloat(math.MaxInt32)
