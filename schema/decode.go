@@ -491,7 +491,7 @@ func (jf jsonField) assign(f reflect.Value, x any) bool {
 			}
 			out[i] = s
 		}
-		f.Set(reflect.ValueOf(out))
+		*f.Addr().Interface().(*[]string) = out // no interface holding a copy of the slice
 	case map[string]string:
 		if t != stringMap || !f.IsNil() {
 			return false
@@ -501,7 +501,7 @@ func (jf jsonField) assign(f reflect.Value, x any) bool {
 				return false
 			}
 		}
-		f.Set(reflect.ValueOf(maps.Clone(x)))
+		*f.Addr().Interface().(*map[string]string) = maps.Clone(x)
 	default:
 		return false
 	}
