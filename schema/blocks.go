@@ -157,6 +157,18 @@ func take(out map[string]any, key string, dst any) {
 	}
 }
 
+// takeLifecycle removes the lifecycle block from out and returns it. Without one it
+// returns the zero value at once: most blocks have none, and decoding into a
+// lifecycleJSON puts it on the heap.
+func takeLifecycle(out map[string]any) model.Lifecycle {
+	if _, ok := out["lifecycle"]; !ok {
+		return model.Lifecycle{}
+	}
+	var lc lifecycleJSON
+	take(out, "lifecycle", &lc)
+	return model.Lifecycle(lc)
+}
+
 // subDecl is the Decl of a nested block: its range and its fields relative to it.
 func subDecl(fields map[string]hcl.Range, prefix string) *model.Decl {
 	d := &model.Decl{Range: fields[prefix], Fields: map[string]hcl.Range{}}
@@ -198,10 +210,9 @@ func (st *loadState) named(b *hclsyntax.Block, what string) (string, bool, *deco
 func (st *loadState) stream(b *hclsyntax.Block) {
 	name, ok, d := st.named(b, "stream")
 	out := d.object(d.blockItems(b), st.streamSpec, "", b.DefRange())
-	var lc lifecycleJSON
-	take(out, "lifecycle", &lc)
+	lc := takeLifecycle(out)
 	out["name"] = name
-	s := &model.Stream{Kind: model.KindStream, Name: name, Lifecycle: model.Lifecycle(lc),
+	s := &model.Stream{Kind: model.KindStream, Name: name, Lifecycle: lc,
 		Decl: &model.Decl{Range: b.DefRange(), Fields: d.fields}}
 	st.decodeInto(d, out, &s.Config, b)
 	st.diags = append(st.diags, d.diags...)
@@ -217,9 +228,8 @@ func (st *loadState) consumer(b *hclsyntax.Block) {
 	ok = ok && st.unique("consumer."+stream+"."+name, "consumer", b.LabelRanges[1])
 	d := newDecoder(st.ctx, st.inline)
 	out := d.object(d.blockItems(b), st.consumerSpec, "", b.DefRange())
-	var lc lifecycleJSON
-	take(out, "lifecycle", &lc)
-	c := &model.Consumer{Stream: stream, Name: name, Lifecycle: model.Lifecycle(lc),
+	lc := takeLifecycle(out)
+	c := &model.Consumer{Stream: stream, Name: name, Lifecycle: lc,
 		DeadLetter: deadLetter(out, d.fields), Decl: &model.Decl{Range: b.DefRange(), Fields: d.fields}}
 	out["durable_name"] = name
 	st.decodeInto(d, out, &c.Config, b)

@@ -62,8 +62,7 @@ func (st *loadState) bucket(b *hclsyntax.Block) {
 	}
 	d := newDecoder(st.ctx, st.inline)
 	out := d.object(d.blockItems(b), spec, "", b.DefRange())
-	var lc lifecycleJSON
-	take(out, "lifecycle", &lc)
+	lc := takeLifecycle(out)
 	var bj bucketJSON
 	st.decodeInto(d, out, &bj, b)
 	st.diags = append(st.diags, d.diags...)
@@ -74,12 +73,12 @@ func (st *loadState) bucket(b *hclsyntax.Block) {
 	if b.Type == "object_store" {
 		st.m.ObjectStores[name] = &model.ObjectStore{Bucket: name, Description: bj.Description, TTL: bj.TTL,
 			MaxBytes: bj.MaxBytes, Storage: bj.Storage, Replicas: bj.Replicas, Placement: bj.Placement,
-			Compression: bj.Compression, Metadata: bj.Metadata, Lifecycle: model.Lifecycle(lc), Decl: decl}
+			Compression: bj.Compression, Metadata: bj.Metadata, Lifecycle: lc, Decl: decl}
 		return
 	}
 	st.m.KVs[name] = &model.KV{Bucket: name, Description: bj.Description, MaxValueSize: bj.MaxValueSize,
 		History: bj.History, TTL: bj.TTL, MaxBytes: bj.MaxBytes, Storage: bj.Storage, Replicas: bj.Replicas,
 		Placement: bj.Placement, RePublish: bj.RePublish, Mirror: bj.Mirror, Sources: bj.Sources,
 		Compression: bj.Compression, LimitMarkerTTL: bj.LimitMarkerTTL, Metadata: bj.Metadata,
-		Lifecycle: model.Lifecycle(lc), Decl: decl}
+		Lifecycle: lc, Decl: decl}
 }

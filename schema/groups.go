@@ -97,9 +97,8 @@ func (st *loadState) group(b *hclsyntax.Block) {
 	out := d.object(d.blockItems(b), groupSpec(), "", b.DefRange())
 	g := &model.ConsumerGroup{Name: name, TemplateFields: map[string]bool{},
 		Decl: &model.Decl{Range: b.DefRange(), Fields: d.fields}}
-	var lc lifecycleJSON
-	take(out, "lifecycle", &lc)
-	g.Lifecycle = model.Lifecycle(lc)
+	lc := takeLifecycle(out)
+	g.Lifecycle = lc
 	g.DeadLetter = deadLetter(out, d.fields)
 	if tmpl, ok := out["consumer"].(map[string]any); ok {
 		for k := range maps.Keys(tmpl) {
