@@ -207,9 +207,19 @@ func (st *loadState) named(b *hclsyntax.Block, what string) (string, bool, *deco
 	return name, ok, newDecoder(st.ctx, st.inline)
 }
 
+// blockItems is d.blockItems(b) in a slice that st reuses for the next block: the
+// stream and consumer blocks, thousands, only read their items while they decode.
+func (st *loadState) blockItems(d *decoder, b *hclsyntax.Block) []item {
+	if _, ok := d.inline[b]; ok {
+		return d.blockItems(b)
+	}
+	st.items = appendBodyItems(st.items[:0], b.Body)
+	return st.items
+}
+
 func (st *loadState) stream(b *hclsyntax.Block) {
 	name, ok, d := st.named(b, "stream")
-	out := d.object(d.blockItems(b), st.streamSpec, "", b.DefRange())
+	out := d.object(st.blockItems(d, b), st.streamSpec, "", b.DefRange())
 	lc := takeLifecycle(out)
 	out["name"] = name
 	s := &model.Stream{Kind: model.KindStream, Name: name, Lifecycle: lc,
@@ -227,7 +237,7 @@ func (st *loadState) consumer(b *hclsyntax.Block) {
 	ok = st.checkName("consumer", name, b.LabelRanges[1]) && ok
 	ok = ok && st.unique("consumer."+stream+"."+name, "consumer", b.LabelRanges[1])
 	d := newDecoder(st.ctx, st.inline)
-	out := d.object(d.blockItems(b), st.consumerSpec, "", b.DefRange())
+	out := d.object(st.blockItems(d, b), st.consumerSpec, "", b.DefRange())
 	lc := takeLifecycle(out)
 	c := &model.Consumer{Stream: stream, Name: name, Lifecycle: lc,
 		DeadLetter: deadLetter(out, d.fields), Decl: &model.Decl{Range: b.DefRange(), Fields: d.fields}}

@@ -31,7 +31,11 @@ type item struct {
 
 // bodyItems lists a body's attributes and blocks in source order.
 func bodyItems(body *hclsyntax.Body) []item {
-	items := make([]item, 0, len(body.Attributes)+len(body.Blocks))
+	return appendBodyItems(make([]item, 0, len(body.Attributes)+len(body.Blocks)), body)
+}
+
+// appendBodyItems is bodyItems appending to items, which it sorts whole.
+func appendBodyItems(items []item, body *hclsyntax.Body) []item {
 	for _, a := range body.Attributes {
 		items = append(items, item{name: a.Name, nameRange: a.NameRange, rng: a.SrcRange, expr: a.Expr})
 	}

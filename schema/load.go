@@ -245,6 +245,8 @@ type loadState struct {
 	// thousands of these blocks, and building the tables was a fifth of decoding them.
 	// Decoding only reads them.
 	streamSpec, consumerSpec *objectSpec
+	// items is the slice blockItems reuses.
+	items []item
 }
 
 // parsedConfig is a configuration read once: its files parsed, its top-level blocks
