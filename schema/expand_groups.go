@@ -244,6 +244,9 @@ func workersMetadata(w *model.Workers) map[string]string {
 // terminated advisories of the consumers it covers: a declared stream gets the
 // advisory subjects added, an undeclared one is generated.
 func expandDeadLetters(m *model.Model) hcl.Diagnostics {
+	if !hasDeadLetters(m) {
+		return nil // nothing to expand: no need to sort thousands of consumers' keys
+	}
 	var diags hcl.Diagnostics
 	subjects := map[string][]string{}
 	decls := map[string]*model.Decl{}
@@ -294,6 +297,16 @@ func expandDeadLetters(m *model.Model) hcl.Diagnostics {
 		}}
 	}
 	return diags
+}
+
+// hasDeadLetters reports whether a consumer of m names a dead-letter stream.
+func hasDeadLetters(m *model.Model) bool {
+	for _, c := range m.Consumers {
+		if c.DeadLetter != nil && c.DeadLetter.Stream != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // deadLetterSubjects are the advisory subjects a dead-letter stream captures for one
