@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -354,7 +355,7 @@ func fromJSON(m map[string]any, dst any) error {
 	// Put back by zeroing when it was zero, as it is for every caller: a copy of a
 	// stream's config was a tenth of the bytes decoding allocated.
 	var saved reflect.Value
-	if !v.IsZero() {
+	if !zeroMemory(v) {
 		saved = reflect.New(v.Type()).Elem()
 		saved.Set(v)
 	}
@@ -380,6 +381,19 @@ func fromJSON(m map[string]any, dst any) error {
 		v.SetZero()
 	}
 	return fromJSONOnly(m, dst)
+}
+
+// zeroMemory reports whether the memory of v (addressable) is all zero bytes, which
+// makes v its type's zero value. It reads the bytes rather than asking v.IsZero,
+// which visits every field of a server config one by one.
+func zeroMemory(v reflect.Value) bool {
+	mem := unsafe.Slice((*byte)(v.Addr().UnsafePointer()), v.Type().Size())
+	for _, b := range mem {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonField is a field of a struct that fromJSON may set directly.

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -186,6 +187,30 @@ func TestSimpleDuration(t *testing.T) {
 		want, err := parseDurationTokens(in)
 		if ok && (err != nil || got != want) {
 			t.Errorf("simpleDuration(%q) = %v; parseDurationTokens: %v, %v", in, got, want, err)
+		}
+	}
+}
+
+// TestFromJSONNotZero decodes into configs that are already set: fromJSON then puts
+// back a copy, not the zero value, when it falls back to JSON, as JSON alone leaves them.
+func TestFromJSONNotZero(t *testing.T) {
+	t.Parallel()
+	for _, m := range []map[string]any{
+		{"ack_policy": "explicit", "max_ack_pending": int64(5)},
+		{"ack_policy": "sometimes", "max_ack_pending": int64(5)},
+		{"unknown": true, "description": "d"},
+		{"metadata": map[string]string{"b": "2"}, "filter_subjects": []any{"x"}},
+	} {
+		set := server.ConsumerConfig{Durable: "d", MaxDeliver: 3, Metadata: map[string]string{"a": "1"}, FilterSubjects: []string{"y", "z"}}
+		direct, viaJSON := set, set
+		direct.Metadata, viaJSON.Metadata = maps.Clone(set.Metadata), maps.Clone(set.Metadata)
+		direct.FilterSubjects, viaJSON.FilterSubjects = slices.Clone(set.FilterSubjects), slices.Clone(set.FilterSubjects)
+		errDirect, errJSON := fromJSON(maps.Clone(m), &direct), fromJSONOnly(maps.Clone(m), &viaJSON)
+		if (errDirect == nil) != (errJSON == nil) || errDirect != nil && errDirect.Error() != errJSON.Error() {
+			t.Errorf("%v: error %v, JSON's %v", m, errDirect, errJSON)
+		}
+		if !reflect.DeepEqual(direct, viaJSON) {
+			t.Errorf("%v:\n got %+v\nwant %+v", m, direct, viaJSON)
 		}
 	}
 }
