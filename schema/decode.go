@@ -188,6 +188,10 @@ func (d *decoder) attrValue(it item, f *field, spec *objectSpec, p string) (any,
 		return d.object(items, f.object, p, it.rng), true
 	case kObjects:
 		return d.exprList(it.expr, f, p)
+	case kStrings:
+		if list, ok := quotedList(it.expr); ok {
+			return list, true
+		}
 	}
 	v, ok := d.eval(it.expr)
 	if !ok {
@@ -222,6 +226,25 @@ func quotedValue(expr hcl.Expression) (cty.Value, bool) {
 		return cty.NilVal, false
 	}
 	return v, true
+}
+
+// quotedList is the value of a list of strings written as quoted strings without
+// interpolations (subjects = ["a.>", "b.>"]), as list gives it for kStrings, without
+// building the tuple value.
+func quotedList(expr hcl.Expression) ([]any, bool) {
+	tc, ok := expr.(*hclsyntax.TupleConsExpr)
+	if !ok {
+		return nil, false
+	}
+	out := make([]any, len(tc.Exprs))
+	for i, e := range tc.Exprs {
+		v, ok := quotedValue(e)
+		if !ok {
+			return nil, false
+		}
+		out[i] = v.AsString()
+	}
+	return out, true
 }
 
 // exprItems turns an object written as an attribute value into items, keeping the

@@ -214,3 +214,35 @@ func TestFromJSONNotZero(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedList wants the value eval and list give for every list quotedList
+// answers.
+func TestQuotedList(t *testing.T) {
+	t.Parallel()
+	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{"x": cty.StringVal("y")})}}
+	f := strs("subjects")
+	for src, quoted := range map[string]bool{`[]`: true, `["a.>"]`: true, `["a.>", "b.*", "e\u0301"]`: true, `["a",]`: true,
+		`["a", var.x]`: false, `["${var.x}"]`: false, `["a", 1]`: false, `["a", null]`: false, `var.x`: false, `"a"`: false, `[for s in ["a"] : s]`: false} {
+		expr, diags := hclsyntax.ParseExpression([]byte(src), "t.hcl", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatalf("%s: %s", src, diags)
+		}
+		got, ok := quotedList(expr)
+		if ok != quoted {
+			t.Errorf("%s: quoted %v, want %v", src, ok, quoted)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		d := newDecoder(ctx, inlineBodies{})
+		v, ok := d.eval(expr)
+		if !ok {
+			t.Fatalf("%s: %s", src, d.diags)
+		}
+		want, ok := d.list(v, &f, nil, expr.Range())
+		if !ok || d.hasErrors() || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %#v, list gives %#v (%s)", src, got, want, d.diags)
+		}
+	}
+}
