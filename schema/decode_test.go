@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"reflect"
@@ -68,16 +69,7 @@ func TestFromJSONAsJSON(t *testing.T) {
 			for _, m := range cases {
 				for _, typ := range []reflect.Type{k.typ, reflect.TypeFor[lifecycleJSON](), reflect.TypeFor[deadLetterJSON](), reflect.TypeFor[server.Placement](),
 					reflect.TypeFor[server.StreamSource](), reflect.TypeFor[server.RePublish](), reflect.TypeFor[server.StreamConsumerLimits](), reflect.TypeFor[workersJSON]()} {
-					direct, viaJSON := reflect.New(typ), reflect.New(typ)
-					errDirect, errJSON := fromJSON(maps.Clone(m), direct.Interface()), fromJSONOnly(maps.Clone(m), viaJSON.Interface())
-					if (errDirect == nil) != (errJSON == nil) || errDirect != nil && errDirect.Error() != errJSON.Error() {
-						t.Errorf("%s %v into %s: error %v, JSON's %v", b.Type, b.Labels, typ, errDirect, errJSON)
-					}
-					if !reflect.DeepEqual(direct.Interface(), viaJSON.Interface()) {
-						got, _ := json.Marshal(direct.Interface())
-						want, _ := json.Marshal(viaJSON.Interface())
-						t.Errorf("%s %v into %s:\n got %s\nwant %s", b.Type, b.Labels, typ, got, want)
-					}
+					sameAsJSON(t, fmt.Sprintf("%s %v into %s", b.Type, b.Labels, typ), m, reflect.New(typ).Interface(), reflect.New(typ).Interface())
 					decoded++
 				}
 			}
@@ -85,6 +77,19 @@ func TestFromJSONAsJSON(t *testing.T) {
 	}
 	if decoded < 100 {
 		t.Fatalf("%d decodes compared", decoded)
+	}
+}
+
+// sameAsJSON decodes m with fromJSON into direct and with JSON alone into viaJSON,
+// pointers to equal values, and reports where the values or the errors differ.
+func sameAsJSON(t *testing.T, what string, m map[string]any, direct, viaJSON any) {
+	t.Helper()
+	errDirect, errJSON := fromJSON(maps.Clone(m), direct), fromJSONOnly(maps.Clone(m), viaJSON)
+	if (errDirect == nil) != (errJSON == nil) || errDirect != nil && errDirect.Error() != errJSON.Error() {
+		t.Errorf("%s: error %v, JSON's %v", what, errDirect, errJSON)
+	}
+	if !reflect.DeepEqual(direct, viaJSON) {
+		t.Errorf("%s:\n got %+v\nwant %+v", what, direct, viaJSON)
 	}
 }
 
@@ -124,14 +129,7 @@ func TestAssignDirect(t *testing.T) {
 		{"unknown": "x", "s": "set"},
 		{"s": int64(1), "i32": int64(2)},
 	} {
-		var direct, viaJSON dst
-		errDirect, errJSON := fromJSON(maps.Clone(m), &direct), fromJSONOnly(maps.Clone(m), &viaJSON)
-		if (errDirect == nil) != (errJSON == nil) || errDirect != nil && errDirect.Error() != errJSON.Error() {
-			t.Errorf("%v: error %v, JSON's %v", m, errDirect, errJSON)
-		}
-		if !reflect.DeepEqual(direct, viaJSON) {
-			t.Errorf("%v:\n got %+v\nwant %+v", m, direct, viaJSON)
-		}
+		sameAsJSON(t, fmt.Sprint(m), m, &dst{}, &dst{})
 	}
 }
 
@@ -151,24 +149,40 @@ func TestQuoteJSON(t *testing.T) {
 // answers, and no answer for templates.
 func TestQuotedValue(t *testing.T) {
 	t.Parallel()
-	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{"x": cty.StringVal("y")})}}
-	for src, literal := range map[string]bool{`"1h"`: true, `""`: true, `"e\u0301"`: true, `"a\nb"`: true, `"$${x}"`: true,
+	ctx := exprContext()
+	eachExpr(t, map[string]bool{`"1h"`: true, `""`: true, `"e\u0301"`: true, `"a\nb"`: true, `"$${x}"`: true,
 		`"${var.x}"`: false, `"a${var.x}"`: false, `"${"a"}"`: false, `1`: false, `true`: false, `var.x`: false, `<<EOT
 heredoc
 EOT
-`: true} {
+`: true}, func(expr hcl.Expression) bool {
+		got, ok := quotedValue(expr)
+		if !ok {
+			return false
+		}
+		want, diags := expr.Value(ctx)
+		if diags.HasErrors() || !got.RawEquals(want) {
+			t.Errorf("%#v, Value gives %#v", got, want)
+		}
+		return true
+	})
+}
+
+// exprContext is an evaluation context with var.x = "y".
+func exprContext() *hcl.EvalContext {
+	return &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{"x": cty.StringVal("y")})}}
+}
+
+// eachExpr parses each source of cases and wants check, which compares what it
+// answers with the long way, to answer as the case says.
+func eachExpr(t *testing.T, cases map[string]bool, check func(hcl.Expression) bool) {
+	t.Helper()
+	for src, answers := range cases {
 		expr, diags := hclsyntax.ParseExpression([]byte(src), "t.hcl", hcl.InitialPos)
 		if diags.HasErrors() {
 			t.Fatalf("%s: %s", src, diags)
 		}
-		got, ok := quotedValue(expr)
-		if ok != literal {
-			t.Errorf("%s: literal %v, want %v", src, ok, literal)
-			continue
-		}
-		want, diags := expr.Value(ctx)
-		if ok && (diags.HasErrors() || !got.RawEquals(want)) {
-			t.Errorf("%s: %#v, Value gives %#v", src, got, want)
+		if got := check(expr); got != answers {
+			t.Errorf("%s: answered %v, want %v", src, got, answers)
 		}
 	}
 }
@@ -205,13 +219,7 @@ func TestFromJSONNotZero(t *testing.T) {
 		direct, viaJSON := set, set
 		direct.Metadata, viaJSON.Metadata = maps.Clone(set.Metadata), maps.Clone(set.Metadata)
 		direct.FilterSubjects, viaJSON.FilterSubjects = slices.Clone(set.FilterSubjects), slices.Clone(set.FilterSubjects)
-		errDirect, errJSON := fromJSON(maps.Clone(m), &direct), fromJSONOnly(maps.Clone(m), &viaJSON)
-		if (errDirect == nil) != (errJSON == nil) || errDirect != nil && errDirect.Error() != errJSON.Error() {
-			t.Errorf("%v: error %v, JSON's %v", m, errDirect, errJSON)
-		}
-		if !reflect.DeepEqual(direct, viaJSON) {
-			t.Errorf("%v:\n got %+v\nwant %+v", m, direct, viaJSON)
-		}
+		sameAsJSON(t, fmt.Sprint(m), m, &direct, &viaJSON)
 	}
 }
 
@@ -219,30 +227,24 @@ func TestFromJSONNotZero(t *testing.T) {
 // answers.
 func TestQuotedList(t *testing.T) {
 	t.Parallel()
-	ctx := &hcl.EvalContext{Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{"x": cty.StringVal("y")})}}
+	ctx := exprContext()
 	f := strs("subjects")
-	for src, quoted := range map[string]bool{`[]`: true, `["a.>"]`: true, `["a.>", "b.*", "e\u0301"]`: true, `["a",]`: true,
-		`["a", var.x]`: false, `["${var.x}"]`: false, `["a", 1]`: false, `["a", null]`: false, `var.x`: false, `"a"`: false, `[for s in ["a"] : s]`: false} {
-		expr, diags := hclsyntax.ParseExpression([]byte(src), "t.hcl", hcl.InitialPos)
-		if diags.HasErrors() {
-			t.Fatalf("%s: %s", src, diags)
-		}
+	eachExpr(t, map[string]bool{`[]`: true, `["a.>"]`: true, `["a.>", "b.*", "e\u0301"]`: true, `["a",]`: true,
+		`["a", var.x]`: false, `["${var.x}"]`: false, `["a", 1]`: false, `["a", null]`: false, `var.x`: false, `"a"`: false, `[for s in ["a"] : s]`: false,
+	}, func(expr hcl.Expression) bool {
 		got, ok := quotedList(expr)
-		if ok != quoted {
-			t.Errorf("%s: quoted %v, want %v", src, ok, quoted)
-			continue
-		}
 		if !ok {
-			continue
+			return false
 		}
 		d := newDecoder(ctx, inlineBodies{})
 		v, ok := d.eval(expr)
 		if !ok {
-			t.Fatalf("%s: %s", src, d.diags)
+			t.Fatalf("%s", d.diags)
 		}
 		want, ok := d.list(v, &f, nil, expr.Range())
 		if !ok || d.hasErrors() || !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: %#v, list gives %#v (%s)", src, got, want, d.diags)
+			t.Errorf("%#v, list gives %#v (%s)", got, want, d.diags)
 		}
-	}
+		return true
+	})
 }
