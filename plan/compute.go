@@ -430,7 +430,7 @@ func (c *computer) stream(ds *model.Stream) {
 
 // liveConfig strips server-owned metadata from a live stream config.
 func liveConfig(cfg server.StreamConfig) server.StreamConfig {
-	cfg = cloneJSON(cfg)
+	cfg = cloneStream(cfg)
 	cfg.Metadata = userMetadata(cfg.Metadata)
 	return cfg
 }
@@ -529,7 +529,7 @@ func blockedReason(paths []string) string {
 
 // liveConsumerConfig strips server-owned metadata from a live consumer config.
 func liveConsumerConfig(cfg server.ConsumerConfig) server.ConsumerConfig {
-	cfg = cloneJSON(cfg)
+	cfg = cloneConsumer(cfg)
 	cfg.Metadata = userMetadata(cfg.Metadata)
 	return cfg
 }

@@ -49,11 +49,12 @@ func normalizeStream(cfg server.StreamConfig, t *model.Target, declared Declared
 	// duplicate_window limit below the server's default window, a pedantic request that
 	// leaves duplicate_window unset is refused (the preflight says so).
 	_ = t
-	// The zero StorageType does not marshal, so default it before the JSON copy.
+	// The zero StorageType does not marshal, so default it before the copy (a JSON
+	// round trip would leave the config as it is).
 	if cfg.Storage == 0 {
 		cfg.Storage = server.FileStorage
 	}
-	c := cloneJSON(cfg)
+	c := cloneStream(cfg)
 	if c.Replicas == 0 {
 		c.Replicas = 1
 	}
@@ -118,7 +119,7 @@ func NormalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t
 
 // normalizeConsumer is NormalizeConsumer knowing which attributes the file sets.
 func normalizeConsumer(cfg server.ConsumerConfig, stream *server.StreamConfig, t *model.Target, declared Declared) server.ConsumerConfig {
-	c := cloneJSON(cfg)
+	c := cloneConsumer(cfg)
 	var st server.StreamConfig
 	if stream != nil {
 		st = *stream
