@@ -23,10 +23,10 @@ func (c *computer) checkOverlaps() {
 	}
 	// Declared streams first, by name, so that a declared owner's number orders it.
 	var owners []owner
-	for _, n := range c.desired.StreamNames() {
+	for _, n := range c.inv.streamNames(c.desired) {
 		owners = append(owners, owner{n, true, c.want[n].Subjects})
 	}
-	for _, n := range c.live.StreamNames() {
+	for _, n := range c.inv.streamNames(c.live) {
 		if _, declared := c.desired.Streams[n]; declared || c.deleted[n] {
 			continue
 		}

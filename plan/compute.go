@@ -121,7 +121,7 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 	// Each phase, and each object within the long ones, first looks at ctx.
 	phases := []func(){
 		func() {
-			for _, name := range desired.StreamNames() {
+			for _, name := range c.inv.streamNames(desired) {
 				if c.stopped() {
 					return
 				}
@@ -129,7 +129,7 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 			}
 		},
 		func() {
-			for _, k := range desired.ConsumerKeys() {
+			for _, k := range c.inv.consumerKeys(desired) {
 				if c.stopped() {
 					return
 				}

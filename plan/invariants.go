@@ -39,7 +39,8 @@ func CheckInvariantsContext(ctx context.Context, desired, live *model.Model) ([]
 // through it (streamConfig, config) so that the checks reuse that work.
 func newInvariants(desired, live *model.Model) *invariants {
 	v := &invariants{desired: desired, live: live, cfgs: map[*model.Consumer]server.ConsumerConfig{},
-		streams: map[string]*server.StreamConfig{}, members: map[string][]*model.Consumer{}, ctx: context.Background()}
+		streams: map[string]*server.StreamConfig{}, members: map[string][]*model.Consumer{}, ctx: context.Background(),
+		keys: map[*model.Model][]model.ConsumerKey{}, names: map[*model.Model][]string{}}
 	v.target = normTarget(desired, live)
 	return v
 }
@@ -58,7 +59,7 @@ func (v *invariants) check() []*finding.Finding {
 			}
 		},
 		func() {
-			for _, k := range v.desired.ConsumerKeys() {
+			for _, k := range v.consumerKeys(v.desired) {
 				if v.stopped() {
 					return
 				}
@@ -96,6 +97,10 @@ type invariants struct {
 	cfgs    map[*model.Consumer]server.ConsumerConfig
 	streams map[string]*server.StreamConfig
 	members map[string][]*model.Consumer
+	// keys and names memoise the models' sorted consumer keys and stream names (see
+	// consumerKeys and streamNames), which several checks and phases walk.
+	keys  map[*model.Model][]model.ConsumerKey
+	names map[*model.Model][]string
 	// ctx ends the run early; err is its error once seen (see stopped).
 	ctx context.Context
 	err error
@@ -170,6 +175,33 @@ func (v *invariants) groupOf(c *model.Consumer) *model.ConsumerGroup {
 	return nil
 }
 
+// consumerKeys is m.ConsumerKeys() for the desired or the live model, sorted once per
+// run. The models do not change during a run; the caller must not change the slice.
+func (v *invariants) consumerKeys(m *model.Model) []model.ConsumerKey {
+	if m != v.desired && m != v.live {
+		return m.ConsumerKeys()
+	}
+	keys, ok := v.keys[m]
+	if !ok {
+		keys = m.ConsumerKeys()
+		v.keys[m] = keys
+	}
+	return keys
+}
+
+// streamNames is consumerKeys for m.StreamNames().
+func (v *invariants) streamNames(m *model.Model) []string {
+	if m != v.desired && m != v.live {
+		return m.StreamNames()
+	}
+	names, ok := v.names[m]
+	if !ok {
+		names = m.StreamNames()
+		v.names[m] = names
+	}
+	return names
+}
+
 // streamConfig is the normalised config a stream will have: declared, else live.
 func (v *invariants) streamConfig(name string) *server.StreamConfig {
 	if cfg, ok := v.streams[name]; ok {
@@ -220,7 +252,7 @@ func (v *invariants) normConsumer(c *model.Consumer) server.ConsumerConfig {
 // normalising spread over the CPUs: a large plan spends much of its time here, and each
 // config is normalised on its own. The memos are written by this goroutine only.
 func (v *invariants) normaliseDeclared() {
-	names := v.desired.StreamNames()
+	names := v.streamNames(v.desired)
 	streams := make([]*server.StreamConfig, len(names))
 	parallel(len(names), func(i int) {
 		if v.ctx.Err() == nil {
@@ -233,7 +265,7 @@ func (v *invariants) normaliseDeclared() {
 	for i, name := range names {
 		v.streams[name] = streams[i]
 	}
-	keys := v.desired.ConsumerKeys()
+	keys := v.consumerKeys(v.desired)
 	for _, k := range keys {
 		v.streamConfig(k.Stream) // memoised here so that the workers only read
 	}
@@ -266,13 +298,13 @@ func (v *invariants) consumers(stream string) []*model.Consumer {
 
 // indexConsumers fills members for every stream in one pass over the models.
 func (v *invariants) indexConsumers() {
-	for _, k := range v.desired.ConsumerKeys() {
+	for _, k := range v.consumerKeys(v.desired) {
 		v.members[k.Stream] = append(v.members[k.Stream], v.desired.Consumers[k])
 	}
 	if v.live == nil {
 		return
 	}
-	for _, k := range v.live.ConsumerKeys() {
+	for _, k := range v.consumerKeys(v.live) {
 		lc := v.live.Consumers[k]
 		if _, declared := v.desired.Consumers[k]; declared || lc.IsSystem() || lc.Config.Durable == "" {
 			continue

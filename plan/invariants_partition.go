@@ -275,7 +275,7 @@ func (v *invariants) checkWorkqueues() {
 // checkDeadFilters flags filters no stored subject can match (NP205): on consumer
 // blocks and on groups' filter_subjects.
 func (v *invariants) checkDeadFilters() {
-	for _, k := range v.desired.ConsumerKeys() {
+	for _, k := range v.consumerKeys(v.desired) {
 		c := v.desired.Consumers[k]
 		if c.Group != "" {
 			continue

@@ -64,7 +64,7 @@ func consumerDeclared(c *model.Consumer) Declared {
 // sets that the server would rewrite or refuse (checkStreamCfgLocked,
 // configUpdateCheckLocked, setConsumerConfigDefaults and checkConsumerCfg of v2.15.3).
 func (v *invariants) checkRewrites() {
-	for _, name := range v.desired.StreamNames() {
+	for _, name := range v.streamNames(v.desired) {
 		s := v.desired.Streams[name]
 		var origin *server.StreamConfig
 		if m := s.Config.Mirror; m != nil && m.External == nil {
@@ -74,7 +74,7 @@ func (v *invariants) checkRewrites() {
 			v.addRewrite(s.Address(), s.Decl.FieldRange(rw.path), rw)
 		}
 	}
-	for _, k := range v.desired.ConsumerKeys() {
+	for _, k := range v.consumerKeys(v.desired) {
 		c := v.desired.Consumers[k]
 		for _, rw := range consumerRewrites(c.Config, v.config(c), v.streamConfig(c.Stream), consumerDeclared(c)) {
 			v.addRewrite(c.Address(), v.consumerRange(c, rw.path), rw)

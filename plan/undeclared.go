@@ -16,7 +16,7 @@ import (
 // lists every consumer that goes with it, this project's or not.
 func (c *computer) undeclared() {
 	consumers := consumersByStream(c.live)
-	for _, name := range c.live.StreamNames() {
+	for _, name := range c.inv.streamNames(c.live) {
 		if _, ok := c.desired.Streams[name]; ok {
 			continue
 		}
@@ -66,7 +66,7 @@ func (c *computer) undeclared() {
 		}
 		c.add(ch)
 	}
-	for _, k := range c.live.ConsumerKeys() {
+	for _, k := range c.inv.consumerKeys(c.live) {
 		if _, ok := c.desired.Consumers[k]; ok || c.deleted[k.Stream] {
 			continue
 		}
