@@ -158,3 +158,17 @@ func TestSameAgreesWithDiff(t *testing.T) {
 		t.Error("a max_ack_pending change is not seen")
 	}
 }
+
+// TestSameUserMetadata checks the metadata comparison against the copies it does without.
+func TestSameUserMetadata(t *testing.T) {
+	mds := []map[string]string{nil, {}, {"_nats.ver": "2"}, {"team": "a"}, {"team": "b"}, {"team": "a", "_nats.ver": "2"},
+		{"team": "a", "owner": "x"}, {"owner": "a"}, {"_nats.ver": "3", "_nats.level": "1"}}
+	for _, a := range mds {
+		for _, b := range mds {
+			want := reflect.DeepEqual(userMetadata(a), userMetadata(b))
+			if got := sameUserMetadata(a, b); got != want {
+				t.Errorf("sameUserMetadata(%q, %q) = %v, want %v", a, b, got, want)
+			}
+		}
+	}
+}
