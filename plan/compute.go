@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -35,7 +34,8 @@ type computer struct {
 	desired, live *model.Model
 	opts          Options
 	p             *Plan
-	// want are the normalised desired configs, as apply sends them.
+	// want are the normalised desired configs, as apply sends them; normaliseDesired
+	// fills them, and the desired hash reads them from then on: they do not change.
 	want  map[string]server.StreamConfig
 	wantC map[model.ConsumerKey]server.ConsumerConfig
 	// deleted are the live streams this plan deletes.
@@ -106,11 +106,12 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 	if c.stopped() {
 		return nil, fmt.Errorf("compute plan: %w", c.err)
 	}
-	// The hash is of the configs as normalised here, from copies of the maps, which
-	// the diff updates (keepUnreadableDefaults). It is computed when the plan document
-	// is first encoded (Plan.MarshalJSON): hashing every config is a large part of
-	// computing a plan, and only the document shows it.
-	want, wantC, project := maps.Clone(c.want), maps.Clone(c.wantC), desired.Project
+	// The hash is of the configs as normalised here: the maps are not changed after
+	// normaliseDesired (what a consumer's diff keeps of its live config, see
+	// keepUnreadableDefaults, stays out of them), so the hash reads them as they are. It
+	// is computed when the plan document is first encoded (Plan.MarshalJSON): hashing
+	// every config is a large part of computing a plan, and only the document shows it.
+	want, wantC, project := c.want, c.wantC, desired.Project
 	c.p.hashDesired = sync.OnceValue(func() string { return desiredHash(project, want, wantC) })
 	if l := desired.Lock; l != nil {
 		c.p.Lock = &LockSpec{Project: desired.Project, Bucket: l.Bucket}
@@ -464,7 +465,6 @@ func (c *computer) consumer(dc *model.Consumer) {
 	}
 	c.badMetadata(addr, dc.Decl, lc.Config.Metadata, metaRefusal)
 	want = keepUnreadableDefaults(dc.Config, want, lc.Config, c.inv.target)
-	c.wantC[k] = want
 	replicas := 1
 	if st := c.streamConfig(dc.Stream); st != nil && st.Replicas > 0 {
 		replicas = st.Replicas
