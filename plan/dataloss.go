@@ -132,8 +132,17 @@ type lossJudge struct {
 	after map[string]server.StreamConfig
 	out   []*finding.Finding
 	seen  map[string]bool
-	// consumers are the live consumers by stream.
+	// consumers are the live consumers by stream, indexed on first use (consumersOf):
+	// a plan without changes asks for none.
 	consumers map[string][]*model.Consumer
+}
+
+// consumersOf is the live consumers of stream, in name order.
+func (j *lossJudge) consumersOf(stream string) []*model.Consumer {
+	if j.consumers == nil {
+		j.consumers = consumersByStream(j.live)
+	}
+	return j.consumers[stream]
 }
 
 // consumersByStream indexes the consumers of m by stream, each list in name order, so
@@ -148,7 +157,7 @@ func consumersByStream(m *model.Model) map[string][]*model.Consumer {
 
 func judgeLoss(p *Plan, live *model.Model, pos func(ch *Change, path string) string) *lossJudge {
 	j := &lossJudge{p: p, live: live, pos: pos, deletedStreams: map[string]bool{}, deletes: map[string]*Change{}, lossy: map[*Change]bool{},
-		after: map[string]server.StreamConfig{}, seen: map[string]bool{}, consumers: consumersByStream(live)}
+		after: map[string]server.StreamConfig{}, seen: map[string]bool{}}
 	for _, ch := range p.Changes {
 		if ch.Action == ActDelete || ch.Action == ActReplace {
 			j.deletes[ch.Address] = ch
@@ -219,7 +228,7 @@ func (j *lossJudge) streamDelete(ch *Change) {
 				"unseen: bring the server's peers back and plan again", o.Address, o.Reason, ch.Address), false)
 		}
 	}
-	for _, lc := range j.consumers[ch.Name] {
+	for _, lc := range j.consumersOf(ch.Name) {
 		if lc.IsSystem() || lc.Config.Durable == "" {
 			continue
 		}
@@ -378,7 +387,7 @@ func ageLoss(st model.StreamState, maxAge time.Duration) string {
 // the server's own (sources) included.
 func (j *lossJudge) consumerCount(stream string) int {
 	n := 0
-	for _, lc := range j.consumers[stream] {
+	for _, lc := range j.consumersOf(stream) {
 		if lc.Config.Durable != "" || lc.IsSystem() {
 			n++
 		}
@@ -419,7 +428,7 @@ func (j *lossJudge) consumerChange(ch *Change) {
 			verb = "replacing (delete, then create)"
 		}
 		remaining := 0
-		for _, o := range j.consumers[ch.Stream] {
+		for _, o := range j.consumersOf(ch.Stream) {
 			if o.Name != lc.Name && (o.Config.Durable != "" || o.IsSystem()) && j.deletes[o.Address()] == nil {
 				remaining++
 			}
