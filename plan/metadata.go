@@ -14,39 +14,57 @@ import (
 // "TRUE" is not "true". Metadata decides what natsplan deletes, so a mark it can not read
 // is never taken to mean "not protected".
 func metaProblems(md map[string]string) []string {
+	// Most objects' marks are all readable: those are told without sorting the keys.
+	clean := true
+	for k, v := range md {
+		if strings.HasPrefix(k, model.MetaPrefix) && metaProblem(k, v) != "" {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return nil
+	}
 	var out []string
 	for _, k := range sortedMetaKeys(md) {
-		v := md[k]
-		var want string
-		switch {
-		case k == model.MetaProject:
-			if !model.ValidProject(v) {
-				want = "a project name: 1 to 64 letters, digits, '_', '-' or '.', starting with a letter or digit"
-			}
-		case k == model.MetaPreventDestroy:
-			if v != "true" && v != "false" {
-				want = `"true" or "false", in lower case`
-			}
-		case k == model.MetaRole:
-			if v != model.RoleLock {
-				want = fmt.Sprintf("%q (the apply lock's bucket)", model.RoleLock)
-			}
-		case k == model.MetaGroup:
-			if name, ok := strings.CutPrefix(v, "consumer_group."); !ok || name == "" {
-				want = `"consumer_group.<name>"`
-			}
-		case strings.HasPrefix(k, model.MetaWorkersPrefix):
-			// Written for the worker processes to read; natsplan never reads them.
-		default:
-			out = append(out, fmt.Sprintf("%s = %q is not a key natsplan knows (it reads %s, %s, %s and %s)",
-				k, v, model.MetaProject, model.MetaPreventDestroy, model.MetaGroup, model.MetaRole))
-			continue
-		}
-		if want != "" {
-			out = append(out, fmt.Sprintf("%s = %q is not a value natsplan accepts (it accepts %s)", k, v, want))
+		if p := metaProblem(k, md[k]); p != "" {
+			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// metaProblem is what metaProblems says of the natsplan.* key k with value v; "" when
+// natsplan can read it.
+func metaProblem(k, v string) string {
+	var want string
+	switch {
+	case k == model.MetaProject:
+		if !model.ValidProject(v) {
+			want = "a project name: 1 to 64 letters, digits, '_', '-' or '.', starting with a letter or digit"
+		}
+	case k == model.MetaPreventDestroy:
+		if v != "true" && v != "false" {
+			want = `"true" or "false", in lower case`
+		}
+	case k == model.MetaRole:
+		if v != model.RoleLock {
+			want = fmt.Sprintf("%q (the apply lock's bucket)", model.RoleLock)
+		}
+	case k == model.MetaGroup:
+		if name, ok := strings.CutPrefix(v, "consumer_group."); !ok || name == "" {
+			want = `"consumer_group.<name>"`
+		}
+	case strings.HasPrefix(k, model.MetaWorkersPrefix):
+		// Written for the worker processes to read; natsplan never reads them.
+	default:
+		return fmt.Sprintf("%s = %q is not a key natsplan knows (it reads %s, %s, %s and %s)",
+			k, v, model.MetaProject, model.MetaPreventDestroy, model.MetaGroup, model.MetaRole)
+	}
+	if want != "" {
+		return fmt.Sprintf("%s = %q is not a value natsplan accepts (it accepts %s)", k, v, want)
+	}
+	return ""
 }
 
 func sortedMetaKeys(md map[string]string) []string {
