@@ -364,14 +364,15 @@ func (c *computer) foreign(owner, addr string, d *model.Decl) bool {
 // stream plans one declared stream.
 func (c *computer) stream(ds *model.Stream) {
 	want := c.want[ds.Name]
-	addr, decl := ds.Address(), ds.Decl.String()
+	// The declaration's position is rendered only for a change: most objects have none.
+	addr := ds.Address()
 	ls := c.live.Streams[ds.Name]
 	if c.isOffline("stream."+ds.Name, addr, ds.Decl) {
 		return
 	}
 	if ls == nil {
 		ch := &Change{Address: addr, Kind: kindOf(ds), Name: ds.Name, Action: ActCreate,
-			After: rawJSON(want), Decl: decl}
+			After: rawJSON(want), Decl: ds.Decl.String()}
 		if want.Sealed {
 			c.finding(finding.CodeRefused, finding.SevError, addr, fieldPos(ds.Decl, "sealed"),
 				"sealed can not be set when a stream is created: create it first, then set sealed = true in a later apply")
@@ -398,6 +399,7 @@ func (c *computer) stream(ds *model.Stream) {
 	if len(fields) == 0 {
 		return
 	}
+	decl := ds.Decl.String()
 	var refusedFields []string
 	for _, f := range fields {
 		f.Rule = streamFieldRule(f)
@@ -447,14 +449,16 @@ func kindOf(s *model.Stream) model.Kind {
 func (c *computer) consumer(dc *model.Consumer) {
 	k := dc.Key()
 	want := c.wantC[k]
-	addr, decl := dc.Address(), dc.Decl.String()
+	addr := dc.Address()
 	lc := c.live.Consumers[k]
 	if c.isOffline("stream."+dc.Stream, addr, dc.Decl) || c.isOffline(addr, addr, dc.Decl) {
 		return
 	}
-	base := Change{Address: addr, Kind: model.KindConsumer, Name: dc.Name, Stream: dc.Stream, Decl: decl, Group: dc.Group}
+	// Decl is rendered only for a change, as in stream.
+	base := Change{Address: addr, Kind: model.KindConsumer, Name: dc.Name, Stream: dc.Stream, Group: dc.Group}
 	if lc == nil {
 		ch := base
+		ch.Decl = dc.Decl.String()
 		ch.Action, ch.After = ActCreate, rawJSON(want)
 		c.sent[&ch] = &want
 		c.add(&ch)
@@ -492,6 +496,7 @@ func (c *computer) consumer(dc *model.Consumer) {
 		}
 	}
 	ch := base
+	ch.Decl = dc.Decl.String()
 	ch.Fields, ch.After, ch.LiveHash = fields, rawJSON(want), Hash(lc.Config)
 	ch.Before = rawJSON(liveConsumerConfig(lc.Config))
 	switch {
