@@ -3,6 +3,7 @@ package plan
 import (
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,6 +118,26 @@ func TestOrderingTakesSentConfigs(t *testing.T) {
 			if !reflect.DeepEqual(filtersOf(*a), filtersOf(*b)) {
 				t.Errorf("consumer: taken %v, decoded %v", filtersOf(*a), filtersOf(*b))
 			}
+		}
+	}
+}
+
+// TestZeroRewriteMessages checks how a declared 0 the server replaces shows the value it
+// keeps: durations as the files write them, counts as numbers.
+func TestZeroRewriteMessages(t *testing.T) {
+	cfg := server.ConsumerConfig{Durable: "c", AckPolicy: server.AckExplicit}
+	norm := NormalizeConsumer(cfg, nil, nil)
+	got := map[string]string{}
+	for _, rw := range consumerRewrites(cfg, norm, nil, func(string) bool { return true }) {
+		got[rw.path] = rw.msg
+	}
+	for path, want := range map[string]string{
+		"ack_wait":        "the server keeps ack_wait = 30s;",
+		"max_waiting":     "the server keeps max_waiting = 512;",
+		"max_ack_pending": "the server keeps max_ack_pending = 1000;",
+	} {
+		if !strings.Contains(got[path], want) {
+			t.Errorf("%s: %q does not say %q", path, got[path], want)
 		}
 	}
 }

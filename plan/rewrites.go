@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -230,18 +229,24 @@ func consumerRewrites(cfg, norm server.ConsumerConfig, stream *server.StreamConf
 			"backoff step, so it would keep ack_wait = %s, and refuses a different ack_wait in pedantic mode, which "+
 			"natsplan uses; remove ack_wait, or make it the first backoff step", dur(cfg.AckWait), dur(cfg.BackOff[0]), dur(cfg.BackOff[0]))
 	}
-	zero := func(path string, applies bool, kept, why string) {
+	// kept, what the server keeps (a time.Duration or an int), is rendered only when
+	// there is something to say.
+	zero := func(path string, applies bool, kept any, why string) {
 		if applies && declared.set(path, false) {
-			keep(path, "%s = 0 %s: the server keeps %s = %s; set the value you want, or leave %s out", path, why, path, kept, path)
+			k := fmt.Sprint(kept)
+			if d, ok := kept.(time.Duration); ok {
+				k = dur(d)
+			}
+			keep(path, "%s = 0 %s: the server keeps %s = %s; set the value you want, or leave %s out", path, why, path, k, path)
 		}
 	}
-	zero("ack_wait", acks && cfg.AckWait == 0, dur(norm.AckWait), "is not \"no ack wait\"")
-	zero("max_waiting", cfg.DeliverSubject == "" && cfg.MaxWaiting == 0, strconv.Itoa(norm.MaxWaiting), "is not \"no waiting requests\"")
+	zero("ack_wait", acks && cfg.AckWait == 0, norm.AckWait, "is not \"no ack wait\"")
+	zero("max_waiting", cfg.DeliverSubject == "" && cfg.MaxWaiting == 0, norm.MaxWaiting, "is not \"no waiting requests\"")
 	zero("max_ack_pending", cfg.AckPolicy != server.AckNone && cfg.MaxAckPending == 0 && norm.MaxAckPending != 0,
-		strconv.Itoa(norm.MaxAckPending), "is not \"unlimited\" (-1 is)")
-	zero("inactive_threshold", cfg.InactiveThreshold == 0 && norm.InactiveThreshold != 0, dur(norm.InactiveThreshold),
+		norm.MaxAckPending, "is not \"unlimited\" (-1 is)")
+	zero("inactive_threshold", cfg.InactiveThreshold == 0 && norm.InactiveThreshold != 0, norm.InactiveThreshold,
 		"takes the stream's consumer_limits")
-	zero("priority_timeout", cfg.PriorityPolicy == server.PriorityPinnedClient && cfg.PinnedTTL == 0, dur(norm.PinnedTTL),
+	zero("priority_timeout", cfg.PriorityPolicy == server.PriorityPinnedClient && cfg.PinnedTTL == 0, norm.PinnedTTL,
 		"is not \"pin forever\"")
 	if cfg.AckPolicy == server.AckFlowControl {
 		if !cfg.FlowControl && declared.set("flow_control", false) {
@@ -253,7 +258,7 @@ func consumerRewrites(cfg, norm server.ConsumerConfig, stream *server.StreamConf
 				"heartbeat for flow-control acks (it would keep %s) and refuses another in pedantic mode, which natsplan "+
 				"uses; remove idle_heartbeat", dur(cfg.Heartbeat), dur(flowControlHeartbeat), dur(flowControlHeartbeat))
 		}
-		zero("idle_heartbeat", cfg.Heartbeat == 0, dur(flowControlHeartbeat), "with ack_policy = \"flow_control\"")
+		zero("idle_heartbeat", cfg.Heartbeat == 0, flowControlHeartbeat, "with ack_policy = \"flow_control\"")
 	}
 	if stream != nil && cfg.Replicas > 0 && stream.Replicas > 0 && cfg.Replicas > stream.Replicas {
 		refuse("num_replicas", "num_replicas = %d on a stream with %d replica(s): the server refuses more replicas than "+
