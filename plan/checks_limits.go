@@ -33,8 +33,13 @@ func (c *computer) checkAccountLimits() {
 	if t == nil || (t.Tiers == nil && t.Peers == 0) {
 		return
 	}
+	// Only changes are checked: a plan without any needs no index of the account.
+	if len(c.p.Changes) == 0 {
+		return
+	}
 	l := &limitsCheck{c: c, tiers: t.Tiers, peers: t.Peers,
-		streams: map[string]*server.StreamConfig{}, consumers: map[string]map[string]bool{}}
+		streams:   make(map[string]*server.StreamConfig, len(c.live.Streams)+1),
+		consumers: make(map[string]map[string]bool, len(c.live.Streams)+1)}
 	for name, s := range c.live.Streams {
 		cfg := s.Config
 		l.streams[name] = &cfg
