@@ -165,7 +165,7 @@ func ComputeContext(ctx context.Context, desired, live *model.Model, opts Option
 
 // ownership writes natsplan's metadata marks into a desired config's metadata.
 func (c *computer) ownership(md map[string]string, lc model.Lifecycle) map[string]string {
-	out := map[string]string{}
+	out := make(map[string]string, len(md)+2)
 	for k, v := range md {
 		out[k] = v
 	}
