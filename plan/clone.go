@@ -34,15 +34,11 @@ func cloneConsumer(c server.ConsumerConfig) server.ConsumerConfig {
 // not round trip as the copy assumes.
 func copyStream(c server.StreamConfig) (server.StreamConfig, bool) {
 	k := copier{ok: knownStreamEnums(c)}
-	k.str(c.Name)
-	k.str(c.Description)
+	k.str(c.Name, c.Description)
 	c.Subjects = k.strs(c.Subjects)
-	if c.Placement != nil {
-		p := *c.Placement
-		k.str(p.Cluster)
-		k.str(p.Preferred)
-		p.Tags = k.strs(p.Tags)
-		c.Placement = &p
+	if c.Placement = clonePtr(c.Placement); c.Placement != nil {
+		k.str(c.Placement.Cluster, c.Placement.Preferred)
+		c.Placement.Tags = k.strs(c.Placement.Tags)
 	}
 	c.Mirror = k.source(c.Mirror)
 	if len(c.Sources) == 0 {
@@ -54,17 +50,11 @@ func copyStream(c server.StreamConfig) (server.StreamConfig, bool) {
 		}
 		c.Sources = sources
 	}
-	if c.SubjectTransform != nil {
-		t := *c.SubjectTransform
-		k.str(t.Source)
-		k.str(t.Destination)
-		c.SubjectTransform = &t
+	if c.SubjectTransform = clonePtr(c.SubjectTransform); c.SubjectTransform != nil {
+		k.str(c.SubjectTransform.Source, c.SubjectTransform.Destination)
 	}
-	if c.RePublish != nil {
-		r := *c.RePublish
-		k.str(r.Source)
-		k.str(r.Destination)
-		c.RePublish = &r
+	if c.RePublish = clonePtr(c.RePublish); c.RePublish != nil {
+		k.str(c.RePublish.Source, c.RePublish.Destination)
 	}
 	c.Metadata = k.meta(c.Metadata)
 	return c, k.ok
@@ -73,10 +63,7 @@ func copyStream(c server.StreamConfig) (server.StreamConfig, bool) {
 // copyConsumer is the typed deep copy of cloneConsumer.
 func copyConsumer(c server.ConsumerConfig) (server.ConsumerConfig, bool) {
 	k := copier{ok: knownConsumerEnums(c)}
-	for _, s := range []string{c.Durable, c.Name, c.Description, c.FilterSubject, c.SampleFrequency,
-		c.DeliverSubject, c.DeliverGroup} {
-		k.str(s)
-	}
+	k.str(c.Durable, c.Name, c.Description, c.FilterSubject, c.SampleFrequency, c.DeliverSubject, c.DeliverGroup)
 	c.OptStartTime = k.time(c.OptStartTime)
 	if len(c.BackOff) == 0 {
 		c.BackOff = nil
@@ -123,11 +110,22 @@ func knownConsumerEnums(c server.ConsumerConfig) bool {
 // copier copies the parts of a config, noting in ok whether each one round trips.
 type copier struct{ ok bool }
 
-// str checks a string: the round trip replaces what is not valid UTF-8.
-func (k *copier) str(s string) {
-	if k.ok && !utf8.ValidString(s) {
-		k.ok = false
+// str checks strings: the round trip replaces what is not valid UTF-8.
+func (k *copier) str(ss ...string) {
+	for _, s := range ss {
+		if k.ok && !utf8.ValidString(s) {
+			k.ok = false
+		}
 	}
+}
+
+// clonePtr is a pointer to a copy of *p; nil stays nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	cp := *p
+	return &cp
 }
 
 // strs copies a string slice; an empty one is nil.
@@ -176,29 +174,21 @@ func (k *copier) source(s *server.StreamSource) *server.StreamSource {
 		return nil
 	}
 	cp := *s
-	k.str(cp.Name)
-	k.str(cp.FilterSubject)
+	k.str(cp.Name, cp.FilterSubject)
 	cp.OptStartTime = k.time(cp.OptStartTime)
 	if len(cp.SubjectTransforms) == 0 {
 		cp.SubjectTransforms = nil
 	} else {
 		cp.SubjectTransforms = slices.Clone(cp.SubjectTransforms)
 		for _, t := range cp.SubjectTransforms {
-			k.str(t.Source)
-			k.str(t.Destination)
+			k.str(t.Source, t.Destination)
 		}
 	}
-	if cp.External != nil {
-		e := *cp.External
-		k.str(e.ApiPrefix)
-		k.str(e.DeliverPrefix)
-		cp.External = &e
+	if cp.External = clonePtr(cp.External); cp.External != nil {
+		k.str(cp.External.ApiPrefix, cp.External.DeliverPrefix)
 	}
-	if cp.Consumer != nil {
-		c := *cp.Consumer
-		k.str(c.Name)
-		k.str(c.DeliverSubject)
-		cp.Consumer = &c
+	if cp.Consumer = clonePtr(cp.Consumer); cp.Consumer != nil {
+		k.str(cp.Consumer.Name, cp.Consumer.DeliverSubject)
 	}
 	return &cp
 }

@@ -178,28 +178,25 @@ func (v *invariants) groupOf(c *model.Consumer) *model.ConsumerGroup {
 // consumerKeys is m.ConsumerKeys() for the desired or the live model, sorted once per
 // run. The models do not change during a run; the caller must not change the slice.
 func (v *invariants) consumerKeys(m *model.Model) []model.ConsumerKey {
-	if m != v.desired && m != v.live {
-		return m.ConsumerKeys()
-	}
-	keys, ok := v.keys[m]
-	if !ok {
-		keys = m.ConsumerKeys()
-		v.keys[m] = keys
-	}
-	return keys
+	return memoised(v, v.keys, m, (*model.Model).ConsumerKeys)
 }
 
 // streamNames is consumerKeys for m.StreamNames().
 func (v *invariants) streamNames(m *model.Model) []string {
+	return memoised(v, v.names, m, (*model.Model).StreamNames)
+}
+
+// memoised is list(m), kept in memo when m is the run's desired or live model.
+func memoised[T any](v *invariants, memo map[*model.Model]T, m *model.Model, list func(*model.Model) T) T {
 	if m != v.desired && m != v.live {
-		return m.StreamNames()
+		return list(m)
 	}
-	names, ok := v.names[m]
+	out, ok := memo[m]
 	if !ok {
-		names = m.StreamNames()
-		v.names[m] = names
+		out = list(m)
+		memo[m] = out
 	}
-	return names
+	return out
 }
 
 // streamConfig is the normalised config a stream will have: declared, else live.
