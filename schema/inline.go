@@ -29,6 +29,9 @@ func parseConfig(src []byte, filename string, inline inlineBodies, evaluate bool
 	// has no exponent to refuse and no invisible character to warn about. Anything
 	// else takes the long way.
 	if !evaluate || plainText(src) {
+		if f, diags, ok := parseInChunks(src, filename); ok {
+			return f, diags
+		}
 		if f, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos); !diags.HasErrors() {
 			return f, diags
 		}
