@@ -8,7 +8,6 @@ import (
 
 	"github.com/natsplan/natsplan/internal/testkit"
 	"github.com/natsplan/natsplan/internal/testsrv"
-	"github.com/natsplan/natsplan/model"
 	"github.com/natsplan/natsplan/plan"
 )
 
@@ -59,13 +58,13 @@ func TestSeparateStepsOnCluster(t *testing.T) {
 					t.Fatal(err)
 				}
 				d2 := desiredModel([]server.StreamConfig{stream(tc.name, nil)}, nil)
-				p := mustCompute(t, d2, observeModel(t, nc, model.AccountLimits{}))
+				p := mustCompute(t, d2, observeSettled(t, nc))
 				if chs := changesOf(p, "stream."+tc.name); len(chs) != 1 || chs[0].Phase != "" {
 					t.Fatalf("the way back is one change:\n%s", testkit.Describe(p))
 				}
 				d = d2
 			}
-			p := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{}))
+			p := mustCompute(t, d, observeSettled(t, nc))
 			chs := changesOf(p, "stream."+tc.name)
 			if len(chs) != tc.phases {
 				t.Fatalf("want %d parts:\n%s", tc.phases, testkit.Describe(p))
@@ -78,7 +77,7 @@ func TestSeparateStepsOnCluster(t *testing.T) {
 			if err := applyPlan(t, nc, p); err != nil {
 				t.Fatal(err)
 			}
-			if again := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{})); again.HasChanges() {
+			if again := mustCompute(t, d, observeSettled(t, nc)); again.HasChanges() {
 				t.Fatalf("plan after apply not empty:\n%s", testkit.Describe(again))
 			}
 		})

@@ -26,7 +26,7 @@ func converge(t *testing.T, nc *nats.Conn, d *model.Model) *plan.Plan {
 	if err := applyPlan(t, nc, p); err != nil {
 		t.Fatalf("apply: %v\n%s", err, testkit.Describe(p))
 	}
-	if again := mustCompute(t, d, observeModel(t, nc, model.AccountLimits{})); again.HasChanges() || len(finding.Errors(again.Findings)) > 0 {
+	if again := mustCompute(t, d, observeSettled(t, nc)); again.HasChanges() || len(finding.Errors(again.Findings)) > 0 {
 		t.Fatalf("plan after apply is not empty:\n%s", testkit.Describe(again))
 	}
 	return p

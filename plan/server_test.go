@@ -192,6 +192,22 @@ func observeModel(t testing.TB, nc *nats.Conn, limits model.AccountLimits) *mode
 	return m
 }
 
+// observeSettled is observeModel after an apply: while a cluster still places what was
+// just applied, the stream listing may name a stream whose servers have not answered
+// yet (model.Offline, which plan reports as NP406), so it reads again until nothing
+// is offline, for at most 30 seconds, and then returns what it read last.
+func observeSettled(t testing.TB, nc *nats.Conn) *model.Model {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m := observeModel(t, nc, model.AccountLimits{})
+		if len(m.Offline) == 0 || time.Now().After(deadline) {
+			return m
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // mustCompute computes a plan and fails the test on an error.
 func mustCompute(t testing.TB, desired, live *model.Model) *plan.Plan {
 	t.Helper()
