@@ -58,25 +58,18 @@ func (c *Cluster) URL() string {
 // every peer to report, so replica changes right after it succeed.
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
-	ports, err := embedded.FreePorts(3)
+	// The route ports are free when chosen but are bound only when each server starts;
+	// a test running beside this one can take one in between, and that server then never
+	// gets ready. So a start that fails is tried again on new ports, twice.
+	var c *Cluster
+	var err error
+	for range 3 {
+		if c, err = startNodes(t); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
-	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	c := &Cluster{}
-	for i := range 3 {
-		s, err := embedded.Start(embedded.Options{
-			StoreDir: t.TempDir(), Name: fmt.Sprintf("n%d", i+1),
-			Cluster: "c", ClusterPort: ports[i], Routes: routes,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Stop)
-		c.Servers = append(c.Servers, s)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -96,6 +89,37 @@ func StartCluster(t testing.TB) *Cluster {
 	}
 	t.Fatal("cluster: no meta leader within 20s")
 	return nil
+}
+
+// startNodes starts the cluster's three nodes on route ports free just before, or stops
+// those it started and returns why one did not start.
+func startNodes(t testing.TB) (*Cluster, error) {
+	ports, err := embedded.FreePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	c := &Cluster{}
+	for i := range 3 {
+		s, err := embedded.Start(embedded.Options{
+			StoreDir: t.TempDir(), Name: fmt.Sprintf("n%d", i+1),
+			Cluster: "c", ClusterPort: ports[i], Routes: routes,
+		})
+		if err != nil {
+			for _, started := range c.Servers {
+				started.Stop()
+			}
+			return nil, err
+		}
+		c.Servers = append(c.Servers, s)
+	}
+	for _, s := range c.Servers {
+		t.Cleanup(s.Stop)
+	}
+	return c, nil
 }
 
 // peersReported reports whether the meta leader sees every peer as online with stats,
