@@ -187,20 +187,21 @@ func eachExpr(t *testing.T, cases map[string]bool, check func(hcl.Expression) bo
 	}
 }
 
-// TestSimpleDuration wants parseDurationTokens's duration for every string
-// simpleDuration answers, and an answer for the usual ones.
-func TestSimpleDuration(t *testing.T) {
+// TestGoDuration wants parseDurationTokens's duration for every string goDuration
+// answers, and an answer for the usual ones.
+func TestGoDuration(t *testing.T) {
 	t.Parallel()
-	for in, simple := range map[string]bool{"1h": true, "30s": true, "250ms": true, "5m": true, "7ns": true, "3us": true, "3µs": true, "3μs": true,
-		"0s": true, "007s": true, "9223372036854775807ns": false, "922337203685477580ns": true, "999999999999999999h": false, "2562047h": true, "2562048h": false,
-		"0": false, "1d": false, "1h30m": false, "1.5h": false, " 1h": false, "1h ": false, "+1h": false, "-1h": false, "h": false, "": false, "1": false, "1x": false} {
-		got, ok := simpleDuration(in)
-		if ok != simple {
-			t.Errorf("simpleDuration(%q) answers %v, want %v", in, ok, simple)
+	for in, answers := range map[string]bool{"1h": true, "30s": true, "250ms": true, "5m": true, "7ns": true, "3us": true, "3µs": true, "3μs": true,
+		"0s": true, "007s": true, "9223372036854775807ns": true, "922337203685477580ns": true, "999999999999999999h": false, "2562047h": true, "2562048h": false,
+		"0": true, "1h30m": true, "1.5h": true, "1h30.5m": true, ".5s": true, "+1h": true,
+		"1d": false, "1d12h": false, " 1h": false, "1h ": false, "-1h": false, "-0s": false, "h": false, "": false, "1": false, "1x": false} {
+		got, ok := goDuration(in)
+		if ok != answers {
+			t.Errorf("goDuration(%q) answers %v, want %v", in, ok, answers)
 		}
 		want, err := parseDurationTokens(in)
 		if ok && (err != nil || got != want) {
-			t.Errorf("simpleDuration(%q) = %v; parseDurationTokens: %v, %v", in, got, want, err)
+			t.Errorf("goDuration(%q) = %v; parseDurationTokens: %v, %v", in, got, want, err)
 		}
 	}
 }

@@ -18,33 +18,22 @@ var durationToken = regexp.MustCompile(`^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µ
 // parseDuration parses Go duration syntax extended with a "d" (24h) unit: "90s",
 // "1h30m", "7d", "1d12h". Negative durations are refused: no JetStream field takes one.
 func parseDuration(s string) (time.Duration, error) {
-	if d, ok := simpleDuration(s); ok {
+	if d, ok := goDuration(s); ok {
 		return d, nil
 	}
 	return parseDurationTokens(s)
 }
 
-// goUnits are the units of Go duration syntax.
-var goUnits = map[string]time.Duration{"ns": time.Nanosecond, "us": time.Microsecond, "µs": time.Microsecond, "μs": time.Microsecond,
-	"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour}
-
-// simpleDuration parses the usual duration, whole digits and one Go unit ("30s",
-// "1h"), as parseDurationTokens does but without a regular expression. It answers
-// only when that is the whole string and the duration does not overflow.
-func simpleDuration(s string) (time.Duration, bool) {
-	i := 0
-	for i < len(s) && i < 18 && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	unit, ok := goUnits[s[i:]]
-	if i == 0 || !ok {
+// goDuration reads s when it is a duration in Go's own syntax ("30s", "1h30m"), as
+// parseDurationTokens would, without its regular expression: most durations are
+// written so. It leaves to parseDurationTokens a negative one (which it refuses), the
+// "d" unit, surrounding spaces and everything time.ParseDuration refuses.
+func goDuration(s string) (time.Duration, bool) {
+	if strings.HasPrefix(s, "-") {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if err != nil || n > math.MaxInt64/int64(unit) {
-		return 0, false
-	}
-	return time.Duration(n) * unit, true
+	d, err := time.ParseDuration(s)
+	return d, err == nil
 }
 
 // parseDurationTokens is parseDuration for every string.
